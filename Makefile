@@ -1,0 +1,41 @@
+# The two commands of the README: `make test` and `make demo`. Both build everything they need from the
+# machine's python3, the PyPI and npm registries, nothing installed by hand.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.ssblab-installed
+NPM_STAMP := interop/node_modules/.ssblab-installed
+
+.PHONY: setup test test-fast demo lint bench clean
+
+setup: $(PY_STAMP) $(NPM_STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(PY_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+$(NPM_STAMP): interop/package.json interop/package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund --prefix interop
+	touch $@
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-fast: $(PY_STAMP)
+	$(BIN)/python -m pytest -m 'not slow and not interop'
+
+demo: setup
+	$(BIN)/ssblab demo
+
+lint: $(PY_STAMP)
+	$(BIN)/ruff check ssblab tests bench
+
+bench: setup
+	$(BIN)/python bench/verify.py
+
+clean:
+	rm -rf $(VENV) interop/node_modules out .pytest_cache

@@ -1,0 +1,211 @@
+"""Feed validation with ssb-validate semantics, as a pure function of (feed state, message).
+
+`validate_next` is the reducer: it takes the head of a feed (or None) and the next message and returns the new
+head or raises `InvalidMessage`. Its rules, in ssb-validate's order: shape; then the first message must have
+``previous: null`` and ``sequence: 1``; later ones must have the next sequence and the head's id as previous;
+then the signature. A message at the next sequence whose previous is another id, or one at the head's sequence
+with another id, is a *fork* once its signature verifies (an unsigned claim proves nothing): fatal, and kept
+as `Fork` evidence. A copy of the head itself is a duplicate, not an error.
+
+`FeedValidator` is the thin bookkeeping shell over many feeds that the store, the CLI and `validate_feed` share:
+heads per author, feeds stopped at their first invalid message, fork evidence, and counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ssblab.core.errors import InvalidMessage, Rule
+from ssblab.core.message import Message, check_shape, check_signature, hmac_key_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FeedState:
+    """The head of a feed: what the next message must follow."""
+
+    author: str
+    sequence: int
+    id: str
+    timestamp: float
+
+    @classmethod
+    def of(cls, msg: Message) -> FeedState:
+        return cls(msg.author, int(msg.sequence), msg.id, msg.timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class Fork:
+    """Evidence that an author signed two different messages for one place in its feed."""
+
+    author: str
+    sequence: int
+    known_id: str  # the id we hold at `sequence` (or at sequence - 1, for a conflicting previous)
+    conflicting: Message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"author": self.author, "sequence": self.sequence, "known": self.known_id,
+                "conflicting": self.conflicting.id}
+
+
+class Duplicate(Exception):
+    """The message is the feed's head again: nothing to do (not an error)."""
+
+
+class ForkFound(InvalidMessage):
+    """A fork: fatal for the feed, with the evidence attached."""
+
+    def __init__(self, fork: Fork) -> None:
+        super().__init__(
+            Rule.FORK,
+            f"signed message {fork.conflicting.id} conflicts with {fork.known_id}",
+            author=fork.author,
+            sequence=fork.sequence,
+        )
+        self.fork = fork
+
+
+def validate_next(
+    state: FeedState | None, msg: Message, hmac_key: bytes | None = None, *, check_sig: bool = True
+) -> FeedState:
+    """The feed's new head after ``msg``, or an `InvalidMessage`; raises `Duplicate` for a copy of the head."""
+    check_shape(msg)
+    seq = int(msg.sequence)
+    if state is None:
+        if msg.previous is not None or seq != 1:
+            raise InvalidMessage(
+                Rule.FIRST_MESSAGE, f"the first message must have previous null and sequence 1, got "
+                f"previous {msg.previous!r}, sequence {seq}", author=msg.author, sequence=seq)
+    elif seq == state.sequence and msg.id == state.id:
+        raise Duplicate(msg.id)
+    elif seq == state.sequence or (seq == state.sequence + 1 and msg.previous != state.id):
+        if check_sig:
+            check_signature(msg, hmac_key)
+        known = state.id
+        raise ForkFound(Fork(msg.author, seq, known, msg))
+    elif seq != state.sequence + 1:
+        raise InvalidMessage(
+            Rule.SEQUENCE_ORDER, f"expected sequence {state.sequence + 1}, got {seq}",
+            author=msg.author, sequence=seq, fatal=False)
+    if check_sig:
+        check_signature(msg, hmac_key)
+    return FeedState(msg.author, seq, msg.id, msg.timestamp)
+
+
+@dataclass
+class ValidationReport:
+    """What a validation run found; `to_json` is the ``ssblab verify --json`` contract."""
+
+    checked: int = 0
+    valid: int = 0
+    duplicates: int = 0
+    errors: list[InvalidMessage] = field(default_factory=list)
+    forks: list[Fork] = field(default_factory=list)
+    heads: dict[str, FeedState] = field(default_factory=dict)
+
+    @property
+    def invalid(self) -> int:
+        return len(self.errors)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def feeds(self) -> int:
+        return len({*self.heads, *(e.author for e in self.errors if e.author)})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checked": self.checked,
+            "valid": self.valid,
+            "invalid": self.invalid,
+            "feeds": self.feeds,
+            "forks": [f.to_json() for f in self.forks],
+            "errors": [e.to_json() for e in self.errors],
+        }
+
+
+class FeedValidator:
+    """Validates interleaved messages of many feeds; a feed stops at its first invalid message."""
+
+    def __init__(self, hmac_key: Any = None, heads: Iterable[FeedState] = ()) -> None:
+        self.hmac_key = hmac_key_bytes(hmac_key)
+        self.report = ValidationReport(heads={h.author: h for h in heads})
+        self.stopped: dict[str, InvalidMessage] = {}
+
+    def push(self, msg: Message) -> bool:
+        """Validate one message; True when it is new and valid (the caller may store it)."""
+        report = self.report
+        report.checked += 1
+        author = msg.author if isinstance(msg.author, str) else None
+        try:
+            if author in self.stopped:
+                first = self.stopped[author]
+                raise InvalidMessage(Rule.FEED_STOPPED, f"the feed stopped at sequence {first.sequence}: "
+                                     f"{first.rule.value}", author=author, sequence=msg.sequence)
+            head = validate_next(report.heads.get(author) if author else None, msg, self.hmac_key)
+        except Duplicate:
+            report.duplicates += 1
+            return False
+        except InvalidMessage as exc:
+            report.errors.append(exc)
+            if isinstance(exc, ForkFound):
+                report.forks.append(exc.fork)
+            if author and author not in self.stopped:
+                self.stopped[author] = exc
+            return False
+        report.heads[author] = head  # type: ignore[index]
+        report.valid += 1
+        return True
+
+    def reject(self, error: InvalidMessage) -> None:
+        """Count a message that could not even be parsed."""
+        self.report.checked += 1
+        self.report.errors.append(error)
+
+
+def as_message(item: Any) -> Message:
+    """A `Message` from a value, raw JSON, or a ``{key, value, timestamp}`` record."""
+    if isinstance(item, Message):
+        return item
+    if isinstance(item, bytes | str):
+        return Message.from_json(item)
+    if isinstance(item, dict) and "value" in item and "key" in item:
+        item = item["value"]
+    return Message.from_value(item)
+
+
+def iter_messages(items: Iterable[Any], validator: FeedValidator) -> Iterator[Message]:
+    """Parse items into messages, counting the unparseable ones as rejected."""
+    for item in items:
+        try:
+            yield as_message(item)
+        except InvalidMessage as exc:
+            validator.reject(exc)
+
+
+def validate_feed(
+    values: Iterable[Any], previous: Any = None, hmac_key: Any = None
+) -> ValidationReport:
+    """Validate messages of one or more feeds in log order.
+
+    Args:
+        values: message values, raw JSON texts, or ``{key, value, timestamp}`` records.
+        previous: a trusted message (or `FeedState`) to continue from, for checking the tail of a feed.
+        hmac_key: a test network's HMAC key.
+
+    Returns:
+        The `ValidationReport`; ``report.ok`` is True when every message is valid.
+
+    Raises:
+        InvalidMessage: only for an unusable ``hmac_key`` or ``previous``.
+    """
+    heads = [] if previous is None else [
+        previous if isinstance(previous, FeedState) else FeedState.of(as_message(previous))
+    ]
+    validator = FeedValidator(hmac_key, heads)
+    for msg in iter_messages(values, validator):
+        validator.push(msg)
+    return validator.report

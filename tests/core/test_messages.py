@@ -1,0 +1,121 @@
+"""Creating, signing and verifying messages; keys and secret files; private-box; refs."""
+
+from __future__ import annotations
+
+import pytest
+
+from ssblab import (
+    BoxError,
+    InvalidMessage,
+    InvalidRef,
+    InvalidSecret,
+    Keypair,
+    blob_id,
+    box,
+    create_message,
+    from_uri,
+    is_feed_id,
+    is_message_id,
+    message_id,
+    to_uri,
+    unbox,
+    verify_message,
+)
+from ssblab.core.message import Message
+
+ALICE = Keypair.generate(bytes(32))
+BOB = Keypair.generate(bytes([1]) * 32)
+HMAC = "Z0e2zyrmHeit5ydNjaw2bLlrHBwx9UcivTAAGquwQ+Y="
+
+
+def test_created_messages_verify_with_and_without_hmac() -> None:
+    content = {"type": "post", "text": "héllo ’ 😀 \u2028", "n": [1.5, 1e21, 2**60], "1": {"0": []}}
+    first = create_message(ALICE, content, timestamp=1_600_000_000_000.5)
+    assert verify_message(first.value).id == first.id == message_id(first.value)
+    second = create_message(ALICE, {"type": "vote"}, previous=first, timestamp=2, hmac_key=HMAC)
+    assert second.value["previous"] == first.id and second.value["sequence"] == 2
+    verify_message(second.value, hmac_key=HMAC)
+    with pytest.raises(InvalidMessage) as info:
+        verify_message(second.value)
+    assert info.value.code == "signature" and info.value.sequence == 2 and info.value.author == ALICE.id
+
+
+def test_tampering_anywhere_breaks_the_signature() -> None:
+    msg = create_message(ALICE, {"type": "post", "text": "x"}, timestamp=1)
+    for key, new in (("timestamp", 2), ("content", {"type": "post", "text": "y"})):
+        with pytest.raises(InvalidMessage, match="signature"):
+            verify_message({**msg.value, key: new})
+
+
+def test_size_limit_counts_utf16_units() -> None:
+    base = create_message(ALICE, {"type": "post", "text": ""}, timestamp=1).size
+    fits = create_message(ALICE, {"type": "post", "text": "é" * (8192 - base)}, timestamp=1)
+    assert fits.size == 8192 and len(fits.encoded) > 8192  # more than 8 KiB of UTF-8, still valid
+    with pytest.raises(InvalidMessage) as info:
+        create_message(ALICE, {"type": "post", "text": "x" * (8193 - base)}, timestamp=1)
+    assert info.value.code == "size"
+
+
+def test_message_from_json_accepts_indented_and_rejects_bad_json() -> None:
+    msg = create_message(ALICE, {"type": "post"}, timestamp=1)
+    assert Message.from_json(msg.encoded).id == msg.id
+    with pytest.raises(InvalidMessage) as info:
+        Message.from_json(b'{"previous": null, "previous": null}')
+    assert info.value.code == "json"
+
+
+def test_keys_secret_file_roundtrip_and_errors(tmp_path) -> None:
+    path = tmp_path / "secret"
+    ALICE.write_secret_file(path)
+    assert Keypair.from_secret_file(path) == ALICE
+    assert "your public name: " + ALICE.id in path.read_text()
+    obj = ALICE.to_secret_object()
+    with pytest.raises(InvalidSecret, match="'id' does not belong"):
+        Keypair.from_secret_object({**obj, "id": BOB.id})
+    with pytest.raises(InvalidSecret, match="64 bytes"):
+        Keypair.from_secret_object({**obj, "private": obj["private"][:20] + ".ed25519"})
+    broken = tmp_path / "broken"
+    broken.write_text("# only comments\n")
+    with pytest.raises(InvalidSecret, match="no JSON object"):
+        Keypair.from_secret_file(broken)
+    with pytest.raises(InvalidSecret, match="cannot read"):
+        Keypair.from_secret_file(tmp_path / "missing")
+
+
+def test_private_box_roundtrip_and_strangers() -> None:
+    content = {"type": "post", "text": "secret ’😀", "recps": [ALICE.id, BOB.id]}
+    boxed = box(content, [ALICE.id, BOB.id])
+    assert boxed.endswith(".box")
+    assert unbox(boxed, ALICE) == content and unbox(boxed, BOB) == content
+    assert unbox(boxed, Keypair.generate(bytes([2]) * 32)) is None
+    assert unbox("garbage.box", ALICE) is None
+    msg = create_message(ALICE, boxed, timestamp=1)
+    assert verify_message(msg.value).is_private
+
+
+def test_private_box_limits() -> None:
+    with pytest.raises(BoxError, match="1 to 7"):
+        box({"type": "x"}, [ALICE.id] * 8)
+    with pytest.raises(BoxError, match="bad recipient"):
+        box({"type": "x"}, ["@nope.ed25519"])
+
+
+def test_private_box_is_deterministic_with_given_randomness() -> None:
+    def rng(n: int) -> bytes:
+        return bytes(range(n))
+
+    assert box({"type": "x"}, [BOB.id], rng) == box({"type": "x"}, [BOB.id], rng)
+
+
+def test_refs_and_uris() -> None:
+    msg = create_message(ALICE, {"type": "post"}, timestamp=1)
+    assert is_feed_id(ALICE.id) and is_message_id(msg.id) and not is_feed_id(msg.id)
+    assert not is_feed_id(ALICE.id.replace("=.", "==."))  # non-canonical base64
+    blob = blob_id(b"hello")
+    for ref in (ALICE.id, msg.id, blob):
+        uri = to_uri(ref)
+        assert uri.startswith("ssb:") and "/classic/" in uri and from_uri(uri) == ref
+    assert from_uri(to_uri(msg.id).replace("/classic/", "/sha256/")) == msg.id
+    for bad in ("http://x", "ssb:feed/classic/AAAA", "ssb:thing/classic/xx"):
+        with pytest.raises(InvalidRef):
+            from_uri(bad)
