@@ -55,9 +55,9 @@ def is_plain(value: Any) -> bool:
     return True
 
 
-def encode(value: Any) -> bytes:
-    """``JSON.stringify(value, null, 2)`` as UTF-8 bytes."""
-    if is_plain(value):
+def encode(value: Any, *, plain: bool | None = None) -> bytes:
+    """``JSON.stringify(value, null, 2)`` as UTF-8 bytes; ``plain`` skips the walk when `decode` proved it."""
+    if plain or (plain is None and is_plain(value)):
         try:
             return orjson.dumps(value, option=orjson.OPT_INDENT_2)
         except orjson.JSONEncodeError:
@@ -75,23 +75,21 @@ def encode_compact(value: Any) -> bytes:
     return v8_json.stringify(value, indent=0).encode("utf-8", "surrogatepass")
 
 
-def decode(raw: bytes | str) -> tuple[Any, bytes]:
-    """Parse received JSON strictly; return the value and its signing-style encoding.
+def decode(raw: bytes | str) -> tuple[Any, bool]:
+    """Parse received JSON strictly; also say whether the value is plain (so `encode` may skip its walk).
 
     Raises:
         InvalidJson: the text breaks SSB's JSON rules.
     """
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
-    data = data.strip()
+    data = (raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)).strip()
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        value = None
+        pass
     else:
         if is_plain(value) and orjson.dumps(value) == data:
-            return value, orjson.dumps(value, option=orjson.OPT_INDENT_2)
-    value = parse_json(data)
-    return value, encode(value)
+            return value, True
+    return parse_json(data), False
 
 
 def utf16_length(encoded: bytes) -> int:

@@ -42,22 +42,18 @@ class Message:
     id: str
 
     @classmethod
-    def from_value(cls, value: Any) -> Message:
+    def from_value(cls, value: Any, *, plain: bool | None = None) -> Message:
+        """A message from its parsed value (``plain``: see `encoding.decode`)."""
         if not isinstance(value, dict):
             raise InvalidMessage(Rule.NOT_OBJECT, f"a message is a JSON object, got {_kind(value)}")
-        encoded = encode(value)
+        encoded = encode(value, plain=plain)
         return cls(value, encoded, message_id_of(encoded))
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> Message:
         """Parse a message value from received JSON (compact or indented), strictly."""
-        try:
-            value, encoded = decode(raw)
-        except InvalidJson as exc:
-            raise InvalidMessage(Rule.JSON, str(exc)) from exc
-        if not isinstance(value, dict):
-            raise InvalidMessage(Rule.NOT_OBJECT, f"a message is a JSON object, got {_kind(value)}")
-        return cls(value, encoded, message_id_of(encoded))
+        value, plain = decode_message_json(raw)
+        return cls.from_value(value, plain=plain)
 
     @property
     def author(self) -> Any:
@@ -98,6 +94,14 @@ class Message:
     def to_kvt(self, received: float) -> dict[str, Any]:
         """The ``{key, value, timestamp}`` record that ssb-db and createHistoryStream(keys) use."""
         return {"key": self.id, "value": self.value, "timestamp": received}
+
+
+def decode_message_json(raw: bytes | str) -> tuple[Any, bool]:
+    """`encoding.decode`, with a JSON error reported as the message rule ``json``."""
+    try:
+        return decode(raw)
+    except InvalidJson as exc:
+        raise InvalidMessage(Rule.JSON, str(exc)) from exc
 
 
 def _kind(value: Any) -> str:
@@ -183,19 +187,19 @@ def check_signature_format(signature: Any) -> bytes:
     try:
         return decode_canonical_b64(signature[: -len(_SIG_SUFFIX)], 64)
     except InvalidRef as exc:
-        raise InvalidMessage(Rule.SIGNATURE_FORMAT, f"signature is not 64 bytes of canonical base64: {exc}")
+        raise InvalidMessage(Rule.SIGNATURE_FORMAT, f"signature is not 64 bytes of canonical base64: {exc}") from None
 
 
 def hmac_key_bytes(key: Any) -> bytes | None:
     """Normalize a test network's HMAC key (32 bytes, canonical base64 when given as text)."""
-    if key is None or isinstance(key, bytes) and len(key) == 32:
+    if key is None or (isinstance(key, bytes) and len(key) == 32):
         return key
     if not isinstance(key, str):
         raise InvalidMessage(Rule.HMAC_KEY, "the HMAC key must be a base64 string")
     try:
         return decode_canonical_b64(key, 32)
     except InvalidRef as exc:
-        raise InvalidMessage(Rule.HMAC_KEY, f"the HMAC key must be 32 bytes of canonical base64: {exc}")
+        raise InvalidMessage(Rule.HMAC_KEY, f"the HMAC key must be 32 bytes of canonical base64: {exc}") from None
 
 
 def _signed_bytes(data: bytes, hmac_key: bytes | None) -> bytes:

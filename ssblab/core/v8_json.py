@@ -49,10 +49,9 @@ def number_to_string(x: int | float) -> str:
     sign = "-" if x < 0 else ""
     mantissa, _, exp = repr(abs(x)).partition("e")
     intpart, _, frac = mantissa.partition(".")
-    if intpart == "0":
-        n = int(exp or 0) - (len(frac) - len(frac.lstrip("0")))
-    else:
-        n = len(intpart) + int(exp or 0)
+    exponent, leading_zeros = int(exp or 0), len(frac) - len(frac.lstrip("0"))
+    # n as ECMAScript names it: x = 0.d1…dk × 10**n
+    n = exponent - leading_zeros if intpart == "0" else len(intpart) + exponent
     digits = (intpart + frac).lstrip("0").rstrip("0")
     k = len(digits)
     if k <= n <= 21:

@@ -13,7 +13,7 @@ heads per author, feeds stopped at their first invalid message, fork evidence, a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,18 +122,35 @@ class ValidationReport:
             "valid": self.valid,
             "invalid": self.invalid,
             "feeds": self.feeds,
-            "forks": [f.to_json() for f in self.forks],
+            "forks": len(self.forks),
             "errors": [e.to_json() for e in self.errors],
         }
 
 
-class FeedValidator:
-    """Validates interleaved messages of many feeds; a feed stops at its first invalid message."""
+History = Callable[[str, int], str | None]
 
-    def __init__(self, hmac_key: Any = None, heads: Iterable[FeedState] = ()) -> None:
+
+class FeedValidator:
+    """Validates interleaved messages of many feeds; a feed stops at its first fatal error.
+
+    Fatal (ssb-validate's flag) is every error but an out-of-order sequence, which only rejects that message.
+
+    ``history(author, sequence)`` (from a store) gives the id held at an older sequence, so that a message below
+    the head is recognised as a duplicate or as a fork; without it such a message is out of order.
+    """
+
+    def __init__(
+        self,
+        hmac_key: Any = None,
+        heads: Iterable[FeedState] = (),
+        *,
+        history: History | None = None,
+        stopped: Mapping[str, InvalidMessage] | None = None,
+    ) -> None:
         self.hmac_key = hmac_key_bytes(hmac_key)
         self.report = ValidationReport(heads={h.author: h for h in heads})
-        self.stopped: dict[str, InvalidMessage] = {}
+        self.stopped: dict[str, InvalidMessage] = dict(stopped or {})
+        self.history = history
 
     def push(self, msg: Message) -> bool:
         """Validate one message; True when it is new and valid (the caller may store it)."""
@@ -145,7 +162,10 @@ class FeedValidator:
                 first = self.stopped[author]
                 raise InvalidMessage(Rule.FEED_STOPPED, f"the feed stopped at sequence {first.sequence}: "
                                      f"{first.rule.value}", author=author, sequence=msg.sequence)
-            head = validate_next(report.heads.get(author) if author else None, msg, self.hmac_key)
+            head = report.heads.get(author) if author else None
+            if head is not None and self.history is not None:
+                self._check_history(head, msg)
+            head = validate_next(head, msg, self.hmac_key)
         except Duplicate:
             report.duplicates += 1
             return False
@@ -153,12 +173,25 @@ class FeedValidator:
             report.errors.append(exc)
             if isinstance(exc, ForkFound):
                 report.forks.append(exc.fork)
-            if author and author not in self.stopped:
+            if exc.fatal and author and author not in self.stopped:
                 self.stopped[author] = exc
             return False
         report.heads[author] = head  # type: ignore[index]
         report.valid += 1
         return True
+
+    def _check_history(self, head: FeedState, msg: Message) -> None:
+        seq = msg.sequence
+        if type(seq) is not int or not 1 <= seq < head.sequence:
+            return
+        known = self.history(head.author, seq)  # type: ignore[misc]
+        if known is None:
+            return
+        if known == msg.id:
+            raise Duplicate(msg.id)
+        check_shape(msg)
+        check_signature(msg, self.hmac_key)
+        raise ForkFound(Fork(head.author, seq, known, msg))
 
     def reject(self, error: InvalidMessage) -> None:
         """Count a message that could not even be parsed."""

@@ -41,8 +41,8 @@ def test_fast_and_exact_encoders_agree(value: object) -> None:
 def test_decode_roundtrips_compact_and_indented_text(value: object) -> None:
     compact = stringify(value, indent=0).encode()
     for text in (compact, stringify(value).encode(), b"  " + compact + b"\n"):
-        parsed, encoded = decode(text)
-        assert encoded == stringify(value).encode()
+        parsed, plain = decode(text)
+        assert encode(parsed, plain=plain) == stringify(value).encode()
 
 
 @pytest.mark.parametrize(
@@ -61,8 +61,9 @@ def test_decode_falls_back_on_what_orjson_would_accept_wrongly() -> None:
     for text in (b'{"a":1,"a":2}', b"[-0]", b'["\\ud800"]'):
         with pytest.raises(InvalidJson):
             decode(text)
-    _, encoded = decode(b'{"b":1,"1":[1.0,1e16]}')
-    assert encoded == b'{\n  "1": [\n    1,\n    10000000000000000\n  ],\n  "b": 1\n}'
+    value, plain = decode(b'{"b":1,"1":[1.0,1e16]}')
+    assert not plain
+    assert encode(value) == b'{\n  "1": [\n    1,\n    10000000000000000\n  ],\n  "b": 1\n}'
 
 
 def test_is_plain_rejects_what_orjson_formats_differently() -> None:

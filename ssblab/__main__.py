@@ -1,0 +1,5 @@
+import sys
+
+from ssblab.cli import main
+
+sys.exit(main())
