@@ -15,7 +15,7 @@ $(BIN)/python:
 
 $(PY_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,sim]'
 	touch $@
 
 $(NPM_STAMP): interop/package.json interop/package-lock.json

@@ -9,19 +9,24 @@ stricter checks of ssb-validation-dataset (canonical base64 everywhere, ``.box``
 
 from __future__ import annotations
 
+import binascii
 import hmac as _hmac
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-import nacl.exceptions
-import nacl.signing
-
+from ssblab.core import ed25519
 from ssblab.core.encoding import decode, encode, message_id_of, strip_signature, utf16_length
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
 from ssblab.core.keys import Keypair
-from ssblab.core.refs import b64, decode_canonical_b64, parse_feed_id, parse_message_id
+from ssblab.core.refs import (
+    CANONICAL_SIGNATURE,
+    b64,
+    decode_canonical_b64,
+    is_feed_id,
+    is_message_id,
+    parse_feed_id,
+)
 
 SIZE_LIMIT = 8192  # UTF-16 code units of the encoding with signature ("not bytes": ssb-validate isInvalidShape)
 _INT32 = 2**31  # ssb-validate's isInteger is ~~n === n: an int32
@@ -140,9 +145,9 @@ def _check_fields(value: dict[str, Any]) -> None:
     if tuple(value) not in _ORDERS:
         raise InvalidMessage(Rule.ORDER, f"keys must be {', '.join(_ORDERS[0])} in order, got {list(value)}")
     previous, author, seq, ts = value["previous"], value["author"], value["sequence"], value["timestamp"]
-    if previous is not None and not _is_ref(parse_message_id, previous):
+    if previous is not None and not is_message_id(previous):
         raise InvalidMessage(Rule.PREVIOUS, f"previous must be null or a message id, got {previous!r}")
-    if not _is_ref(parse_feed_id, author):
+    if not is_feed_id(author):
         raise InvalidMessage(Rule.AUTHOR, f"author must be @<canonical base64 of 32 bytes>.ed25519: {author!r}")
     if not _is_number(seq) or seq != int(seq) or not -_INT32 <= seq < _INT32:
         raise InvalidMessage(Rule.SEQUENCE, f"sequence must be an integer, got {seq!r}")
@@ -184,10 +189,9 @@ def check_signature_format(signature: Any) -> bytes:
     """``<canonical base64 of 64 bytes>.sig.ed25519``; returns the 64 signature bytes."""
     if not isinstance(signature, str) or not signature.endswith(_SIG_SUFFIX):
         raise InvalidMessage(Rule.SIGNATURE_FORMAT, "signature must be <base64>.sig.ed25519")
-    try:
-        return decode_canonical_b64(signature[: -len(_SIG_SUFFIX)], 64)
-    except InvalidRef as exc:
-        raise InvalidMessage(Rule.SIGNATURE_FORMAT, f"signature is not 64 bytes of canonical base64: {exc}") from None
+    if CANONICAL_SIGNATURE.fullmatch(signature) is None:
+        raise InvalidMessage(Rule.SIGNATURE_FORMAT, f"signature is not 64 bytes of canonical base64: {signature!r}")
+    return binascii.a2b_base64(signature[: -len(_SIG_SUFFIX)])
 
 
 def hmac_key_bytes(key: Any) -> bytes | None:
@@ -207,20 +211,11 @@ def _signed_bytes(data: bytes, hmac_key: bytes | None) -> bytes:
     return data if hmac_key is None else _hmac.new(hmac_key, data, "sha512").digest()[:32]
 
 
-@lru_cache(maxsize=65536)
-def _verify_key(author: str) -> nacl.signing.VerifyKey:
-    return nacl.signing.VerifyKey(parse_feed_id(author))
-
-
 def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
     """The author's signature over the signing bytes (after `check_shape`)."""
     signature = check_signature_format(msg.value["signature"])
-    try:
-        _verify_key(msg.author).verify(_signed_bytes(msg.signing_bytes(), hmac_key), signature)
-    except nacl.exceptions.BadSignatureError:
-        raise InvalidMessage(
-            Rule.SIGNATURE, "signature does not verify", author=msg.author, sequence=msg.sequence
-        ) from None
+    if not ed25519.verify(parse_feed_id(msg.author), _signed_bytes(msg.signing_bytes(), hmac_key), signature):
+        raise InvalidMessage(Rule.SIGNATURE, "signature does not verify", author=msg.author, sequence=msg.sequence)
 
 
 def verify_message(value: Any, hmac_key: Any = None) -> Message:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ssblab import (
     BoxError,
@@ -119,3 +121,18 @@ def test_refs_and_uris() -> None:
     for bad in ("http://x", "ssb:feed/classic/AAAA", "ssb:thing/classic/xx"):
         with pytest.raises(InvalidRef):
             from_uri(bad)
+
+
+@given(st.binary(min_size=32, max_size=32), st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="))
+def test_canonical_regex_agrees_with_decoding(key: bytes, last: str) -> None:
+    import base64
+
+    from ssblab.core.refs import decode_canonical_b64
+
+    for text in (base64.b64encode(key).decode(), base64.b64encode(key).decode()[:-2] + last + "="):
+        try:
+            decode_canonical_b64(text, 32)
+            decodes = True
+        except InvalidRef:
+            decodes = False
+        assert is_feed_id(f"@{text}.ed25519") == decodes

@@ -1,0 +1,67 @@
+"""Exception hierarchy of the network layer.
+
+Every decoder in ``ssblab.net`` raises a subclass of :class:`NetProtocolError` for bad input from the peer,
+and nothing else: the fuzz tests hold each decoder to that. Errors caused by our own misuse of an API
+(sending on a stream we already ended) are :class:`LocalProtocolError`, so callers can tell "the peer broke
+the protocol" from "this program has a bug".
+"""
+
+from __future__ import annotations
+
+from ssblab.core.errors import SsbError
+
+__all__ = [
+    "AddressError",
+    "BoxStreamError",
+    "HandshakeError",
+    "LocalProtocolError",
+    "MuxRpcError",
+    "NetProtocolError",
+    "PacketStreamError",
+    "RemoteCallError",
+]
+
+
+class NetProtocolError(SsbError):
+    """The remote peer sent bytes that break a protocol rule."""
+
+    code = "net-protocol"
+
+
+class HandshakeError(NetProtocolError):
+    """Secret handshake (shs1) failed; ``step`` names the message that failed (msg1..msg4)."""
+
+    def __init__(self, step: str, reason: str) -> None:
+        super().__init__(f"shs1 {step}: {reason}")
+        self.step = step
+        self.reason = reason
+
+
+class BoxStreamError(NetProtocolError):
+    """A box-stream header or body failed to authenticate or was malformed."""
+
+
+class PacketStreamError(NetProtocolError):
+    """A packet-stream header was malformed (flags, length) or data followed the goodbye."""
+
+
+class MuxRpcError(NetProtocolError):
+    """A muxrpc packet broke the request/response rules."""
+
+
+class LocalProtocolError(SsbError):
+    """This program used a protocol object wrongly (e.g. wrote to a stream it already ended)."""
+
+
+class AddressError(SsbError, ValueError):
+    """A multiserver address string could not be parsed."""
+
+
+class RemoteCallError(SsbError):
+    """The remote answered a call with an error object (JS shape ``{name, message, stack}``)."""
+
+    def __init__(self, name: str, message: str, stack: str = "") -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+        self.message = message
+        self.stack = stack
