@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,6 +26,7 @@ from ssblab import (
     verify_message,
 )
 from ssblab.core.message import Message
+from ssblab.core.refs import decode_canonical_b64
 
 ALICE = Keypair.generate(bytes(32))
 BOB = Keypair.generate(bytes([1]) * 32)
@@ -123,12 +126,11 @@ def test_refs_and_uris() -> None:
             from_uri(bad)
 
 
-@given(st.binary(min_size=32, max_size=32), st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="))
+BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+
+
+@given(st.binary(min_size=32, max_size=32), st.sampled_from(BASE64_ALPHABET))
 def test_canonical_regex_agrees_with_decoding(key: bytes, last: str) -> None:
-    import base64
-
-    from ssblab.core.refs import decode_canonical_b64
-
     for text in (base64.b64encode(key).decode(), base64.b64encode(key).decode()[:-2] + last + "="):
         try:
             decode_canonical_b64(text, 32)
