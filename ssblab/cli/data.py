@@ -7,8 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tqdm import tqdm
-
+from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
 from ssblab.store import Store, export_jsonl, read_source
 from ssblab.store.verify import verify_path
@@ -46,23 +45,20 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     ver.set_defaults(run=_verify)
 
 
-def _progress(desc: str) -> tqdm:  # type: ignore[type-arg]
-    """A progress bar on stderr, shown only on a terminal."""
-    return tqdm(desc=desc, unit=" msg", unit_scale=True, disable=None, file=sys.stderr)
-
-
 def _generate(args: argparse.Namespace) -> int:
     from ssblab.generate import generate_network, write_jsonl
 
-    network = generate_network(args.authors, args.messages, args.seed, hmac_key=args.hmac_key)
-    with _progress("generating") as bar:
-        count = write_jsonl(network.messages(on_message=bar.update), args.out)
-    print(f"wrote {count} messages of {args.authors} feeds to {args.out}")
+    messages = generate_network(args.authors, args.messages, args.seed, hmac_key=args.hmac_key)
+    with progress("generating", total=args.messages) as bar:
+        summary = write_jsonl(ticking(messages, bar), args.out)
+    kinds = ", ".join(f"{kind} {share:.0%}" for kind, share in summary.shares().items())
+    print(f"wrote {summary.messages} messages of {summary.feeds} feeds ({summary.bytes:,} bytes) to {args.out}")
+    print(f"  {kinds}")
     return 0
 
 
 def _import(args: argparse.Namespace) -> int:
-    with Store(args.store, hmac_key=args.hmac_key) as store, _progress("importing") as bar:
+    with Store(args.store, hmac_key=args.hmac_key) as store, progress("importing") as bar:
         report = store.append(read_source(args.path), on_batch=bar.update)
         total = store.count()
     if args.json:
@@ -82,7 +78,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    with _progress("verifying") as bar:
+    with progress("verifying") as bar:
         report = verify_path(args.path, hmac_key=args.hmac_key, on_message=bar.update)
     if args.json:
         print(json.dumps(report.to_json()))

@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ssblab.cli.data import _progress
+from ssblab.cli.progress import progress, ticking
 from ssblab.store import Store, read_jsonl
 from ssblab.store.store import StoreStats
 from ssblab.store.verify import verify_path
@@ -36,13 +36,13 @@ def run(args: argparse.Namespace) -> int:
     shutil.rmtree(store_dir, ignore_errors=True)
     started = time.perf_counter()
 
-    network = generate_network(spec["authors"], spec["messages"], spec["seed"])
-    with _progress("1/3 generating") as bar:
-        write_jsonl(network.messages(on_message=bar.update), jsonl)
-    with Store(store_dir) as store, _progress("2/3 importing") as bar:
+    messages = generate_network(spec["authors"], spec["messages"], spec["seed"])
+    with progress("1/3 generating", total=spec["messages"]) as bar:
+        write_jsonl(ticking(messages, bar), jsonl)
+    with Store(store_dir) as store, progress("2/3 importing") as bar:
         imported = store.append(read_jsonl(jsonl), on_batch=bar.update)
         stats = store.stats()
-    with _progress("3/3 verifying") as bar:
+    with progress("3/3 verifying") as bar:
         verified = verify_path(store_dir, on_message=bar.update)
 
     print(_summary(spec, stats, time.perf_counter() - started))

@@ -1,0 +1,78 @@
+"""The command line, run as a user runs it (a subprocess of the installed console script's module)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from ssblab import Keypair, create_message
+
+
+def ssblab(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "ssblab", *map(str, args)], capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"ssblab {args} exited {done.returncode}: {done.stderr}")
+    return done
+
+
+def _feed_file(path: Path, count: int = 4, tamper_at: int | None = None) -> list:
+    keypair, previous, out = Keypair.generate(bytes([9]) * 32), None, []
+    for i in range(count):
+        previous = create_message(keypair, {"type": "post", "text": f"n{i}"}, previous=previous, timestamp=i + 1)
+        out.append(dict(previous.value))
+    if tamper_at is not None:
+        out[tamper_at]["content"] = {"type": "post", "text": "forged"}
+    path.write_bytes(b"".join(orjson.dumps(v) + b"\n" for v in out))
+    return out
+
+
+def test_help_documents_every_verb() -> None:
+    text = ssblab("--help").stdout
+    for verb in ("keys", "generate", "import", "export", "verify", "demo"):
+        assert verb in text
+        assert ssblab(verb, "--help").returncode == 0
+
+
+def test_keys_new_and_show(tmp_path: Path) -> None:
+    feed = ssblab("keys", "new", tmp_path / "secret").stdout.strip()
+    assert ssblab("keys", "show", tmp_path / "secret").stdout.strip() == feed
+    shown = json.loads(ssblab("keys", "show", "--json", tmp_path / "secret").stdout)
+    assert shown["id"] == feed and shown["curve"] == "ed25519"
+    again = ssblab("keys", "new", tmp_path / "secret", check=False)
+    assert again.returncode == 2 and "error" in again.stderr  # never overwrites a secret
+    (tmp_path / "bad").write_text("# nothing\n{\"curve\": \"ed25519\"}")
+    bad = ssblab("keys", "show", tmp_path / "bad", check=False)
+    assert bad.returncode == 2 and "[secret]" in bad.stderr and "private" in bad.stderr
+
+
+def test_verify_json_contract_and_exit_codes(tmp_path: Path) -> None:
+    _feed_file(tmp_path / "good.jsonl")
+    good = json.loads(ssblab("verify", tmp_path / "good.jsonl", "--json").stdout)
+    assert good == {"checked": 4, "valid": 4, "invalid": 0, "feeds": 1, "forks": 0, "errors": []}
+    values = _feed_file(tmp_path / "bad.jsonl", tamper_at=2)
+    done = ssblab("verify", tmp_path / "bad.jsonl", "--json", check=False)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert (report["valid"], report["invalid"]) == (2, 2)
+    first, second = report["errors"]
+    assert (first["author"], first["sequence"], first["code"]) == (values[0]["author"], 3, "signature")
+    assert second["code"] == "feed-stopped" and "signature" in first["message"]
+
+
+def test_import_export_roundtrip(tmp_path: Path) -> None:
+    _feed_file(tmp_path / "in.jsonl", count=5)
+    assert "imported 5 new messages" in ssblab("import", tmp_path / "in.jsonl", "--store", tmp_path / "s").stdout
+    again = json.loads(ssblab("import", tmp_path / "in.jsonl", "--store", tmp_path / "s", "--json").stdout)
+    assert (again["valid"], again["duplicates"], again["stored"]) == (0, 5, 5)
+    ssblab("export", "--store", tmp_path / "s", "--format", "jsonl", "--out", tmp_path / "out.jsonl")
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "in.jsonl").read_bytes()
+    assert json.loads(ssblab("verify", tmp_path / "s", "--json").stdout)["valid"] == 5
+
+
+def test_missing_input_is_a_clear_error(tmp_path: Path) -> None:
+    done = ssblab("verify", tmp_path / "nope.jsonl", check=False)
+    assert done.returncode == 2 and "nope.jsonl" in done.stderr and "Traceback" not in done.stderr
