@@ -19,6 +19,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     gen.add_argument("--messages", type=int, default=3000, help="number of messages (default 3000)")
     gen.add_argument("--seed", type=int, default=1, help="the same seed gives byte-identical output")
     gen.add_argument("--hmac-key", help="sign for a test network with this HMAC key (base64)")
+    gen.add_argument("--private-fraction", type=float, help="share of private messages (default as ssb-fixtures)")
+    gen.add_argument("--secrets", type=Path, help="also write every author's secret file into this folder")
     gen.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     gen.set_defaults(run=_generate)
 
@@ -46,11 +48,14 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from ssblab.generate import generate_network, write_jsonl
+    from ssblab.generate import GeneratedNetwork, NetworkSpec, write_jsonl
 
-    messages = generate_network(args.authors, args.messages, args.seed, hmac_key=args.hmac_key)
+    options = {} if args.private_fraction is None else {"private_fraction": args.private_fraction}
+    network = GeneratedNetwork(NetworkSpec(args.authors, args.messages, args.seed, hmac_key=args.hmac_key, **options))
     with progress("generating", total=args.messages) as bar:
-        summary = write_jsonl(ticking(messages, bar), args.out)
+        summary = write_jsonl(ticking(network.messages(), bar), args.out)
+    if args.secrets:
+        network.write_secrets(args.secrets)
     kinds = ", ".join(f"{kind} {share:.0%}" for kind, share in summary.shares().items())
     print(f"wrote {summary.messages} messages of {summary.feeds} feeds ({summary.bytes:,} bytes) to {args.out}")
     print(f"  {kinds}")

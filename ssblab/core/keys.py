@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -135,8 +136,9 @@ class Keypair:
             out.write(self.to_secret_text())
 
 
+@lru_cache(maxsize=4096)
 def curve25519_public(feed: str) -> bytes:
-    """The curve25519 public key of a feed id (private-box recipients)."""
+    """The curve25519 public key of a feed id (private-box recipients; cached, recipients repeat)."""
     try:
         return nacl.bindings.crypto_sign_ed25519_pk_to_curve25519(parse_feed_id(feed))
     except nacl.exceptions.RuntimeError as exc:  # type: ignore[attr-defined]

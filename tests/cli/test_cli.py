@@ -76,3 +76,21 @@ def test_import_export_roundtrip(tmp_path: Path) -> None:
 def test_missing_input_is_a_clear_error(tmp_path: Path) -> None:
     done = ssblab("verify", tmp_path / "nope.jsonl", check=False)
     assert done.returncode == 2 and "nope.jsonl" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_generate_is_deterministic_and_verifies(tmp_path: Path) -> None:
+    for name in ("a.jsonl", "b.jsonl"):
+        out = ssblab("generate", "--authors", 4, "--messages", 60, "--seed", 5, "--out", tmp_path / name).stdout
+        assert "wrote 60 messages of 4 feeds" in out
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert json.loads(ssblab("verify", tmp_path / "a.jsonl", "--json").stdout)["valid"] == 60
+    bad = ssblab("generate", "--authors", 0, "--messages", 5, "--out", tmp_path / "c.jsonl", check=False)
+    assert bad.returncode == 2 and "authors must be at least 1" in bad.stderr
+
+
+def test_demo_runs_the_main_job(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"name": "tiny", "authors": 5, "messages": 120, "seed": 3}))
+    out = ssblab("demo", "--out", tmp_path / "out", "--spec", spec).stdout
+    assert "feeds             5" in out and "messages        120" in out
+    assert "verify: 120/120 valid" in out and (tmp_path / "out" / "store" / "ssblab.sqlite3").exists()
