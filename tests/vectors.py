@@ -29,7 +29,8 @@ def find_vector(npm_path: str | None, shared_path: str) -> Path:
     for path in candidates:
         if path.exists():
             return path
-    pytest.skip(f"vector data not found ({', '.join(map(str, candidates))}); `make test` installs interop/")
+    hint = "`make test` installs interop/" if npm_path else "this vector is not published on npm"
+    pytest.skip(f"vector data not found ({', '.join(map(str, candidates))}); {hint}")
 
 
 def load_json(npm_path: str | None, shared_path: str) -> Any:
