@@ -1,70 +1,12 @@
 """ssblab: a Jupyter-centred data-analysis and interop kit for Secure Scuttlebutt.
 
-``import ssblab`` loads only the thin waist (``ssblab.core``) and the store; Spark, charts and widgets load when
-their modules are imported.
+The top level is the thin waist (`ssblab.core`): ``import ssblab`` loads nothing heavier. The other layers are
+subpackages imported by name: `ssblab.store`, `ssblab.net`, `ssblab.generate`, `ssblab.sim`, and so on.
 """
 
-from ssblab.core import (
-    BoxError,
-    FeedState,
-    FeedValidator,
-    Fork,
-    InvalidJson,
-    InvalidMessage,
-    InvalidRef,
-    InvalidSecret,
-    Keypair,
-    Message,
-    Rule,
-    SsbError,
-    ValidationReport,
-    blob_id,
-    box,
-    create_message,
-    from_uri,
-    is_blob_id,
-    is_feed_id,
-    is_message_id,
-    message_id,
-    parse_json,
-    signing_encoding,
-    to_uri,
-    unbox,
-    validate_feed,
-    validate_next,
-    verify_message,
-)
+from ssblab import core
+from ssblab.core import *  # noqa: F403  (the core's public names are the top-level API, listed once there)
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BoxError",
-    "FeedState",
-    "FeedValidator",
-    "Fork",
-    "InvalidJson",
-    "InvalidMessage",
-    "InvalidRef",
-    "InvalidSecret",
-    "Keypair",
-    "Message",
-    "Rule",
-    "SsbError",
-    "ValidationReport",
-    "__version__",
-    "blob_id",
-    "box",
-    "create_message",
-    "from_uri",
-    "is_blob_id",
-    "is_feed_id",
-    "is_message_id",
-    "message_id",
-    "parse_json",
-    "signing_encoding",
-    "to_uri",
-    "unbox",
-    "validate_feed",
-    "validate_next",
-    "verify_message",
-]
+__all__ = [*core.__all__, "__version__"]
