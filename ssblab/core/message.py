@@ -147,7 +147,7 @@ def _check_fields(value: dict[str, Any]) -> None:
     previous, author, seq, ts = value["previous"], value["author"], value["sequence"], value["timestamp"]
     if previous is not None and not is_message_id(previous):
         raise InvalidMessage(Rule.PREVIOUS, f"previous must be null or a message id, got {previous!r}")
-    if not is_feed_id(author):
+    if not (type(author) is str and author in _KNOWN_AUTHORS) and not _remember_author(author):
         raise InvalidMessage(Rule.AUTHOR, f"author must be @<canonical base64 of 32 bytes>.ed25519: {author!r}")
     if not _is_number(seq) or seq != int(seq) or not -_INT32 <= seq < _INT32:
         raise InvalidMessage(Rule.SEQUENCE, f"sequence must be an integer, got {seq!r}")
@@ -157,6 +157,19 @@ def _check_fields(value: dict[str, Any]) -> None:
         raise InvalidMessage(Rule.HASH, f"hash must be 'sha256', got {value['hash']!r}")
     check_content(value["content"])
     check_signature_format(value["signature"])
+
+
+_KNOWN_AUTHORS: set[str] = set()
+
+
+def _remember_author(author: Any) -> bool:
+    """Feeds write many messages: check each author id once (a bounded cache; ids are 53 characters)."""
+    if not is_feed_id(author):
+        return False
+    if len(_KNOWN_AUTHORS) > 1_000_000:
+        _KNOWN_AUTHORS.clear()
+    _KNOWN_AUTHORS.add(author)
+    return True
 
 
 def _is_ref(parse: Any, ref: Any) -> bool:

@@ -138,3 +138,15 @@ def test_canonical_regex_agrees_with_decoding(key: bytes, last: str) -> None:
         except InvalidRef:
             decodes = False
         assert is_feed_id(f"@{text}.ed25519") == decodes
+
+
+@pytest.mark.parametrize("field", ["author", "previous", "signature", "sequence", "timestamp", "hash", "content"])
+@pytest.mark.parametrize("odd", [[], {}, None, True, 1.5, "x"])
+def test_any_field_of_any_type_gets_a_rule_not_a_crash(field: str, odd: object) -> None:
+    msg = create_message(ALICE, {"type": "post"}, timestamp=1)
+    if msg.value[field] == odd:
+        return  # the first message's previous is null already: nothing changed
+    with pytest.raises(InvalidMessage) as info:
+        verify_message({**msg.value, field: odd})
+    assert info.value.code in {field, "previous", "content-type", "box", "signature-format", "signature",
+                               "author", "sequence", "timestamp", "hash", "content"}
