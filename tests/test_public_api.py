@@ -5,13 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import importlib
+
 import ssblab
-import ssblab.core
-import ssblab.store
+
+PACKAGES = ["ssblab", "ssblab.core", "ssblab.store", "ssblab.net", "ssblab.generate", "ssblab.friends",
+            "ssblab.certs", "ssblab.reconcile", "ssblab.sim", "ssblab.pipeline"]
 
 
 def test_every_public_name_exists() -> None:
-    for module in (ssblab, ssblab.core, ssblab.store):
+    for module in map(importlib.import_module, PACKAGES):
         missing = [name for name in module.__all__ if not hasattr(module, name)]
         assert not missing, f"{module.__name__}.__all__ names missing attributes: {missing}"
 

@@ -1,0 +1,36 @@
+"""The Spark pipeline: one session factory and the GraphFrames entry point.
+
+Importing this package imports neither pyspark (the ``spark`` extra) nor its submodules: names resolve on
+first use, so ``python -m ssblab.pipeline.graphframes_jar`` runs that module once, as ``__main__``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "GraphFramesUnavailable",
+    "JarFetchError",
+    "cached_jar",
+    "connected_components",
+    "ensure_jar",
+    "graphframe",
+    "spark_session",
+]
+
+_HOME = {
+    "GraphFramesUnavailable": "session",
+    "connected_components": "session",
+    "graphframe": "session",
+    "spark_session": "session",
+    "JarFetchError": "graphframes_jar",
+    "cached_jar": "graphframes_jar",
+    "ensure_jar": "graphframes_jar",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
