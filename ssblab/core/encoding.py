@@ -83,7 +83,8 @@ def decode(raw: bytes | str) -> tuple[Any, bool]:
     Raises:
         InvalidJson: the text breaks SSB's JSON rules.
     """
-    data = (raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)).strip()
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw if type(raw) is bytes else bytes(raw)
+    data = data.strip()
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature, hmac_key_bytes
 
 
-@dataclass(frozen=True, slots=True)
-class FeedState:
-    """The head of a feed: what the next message must follow."""
+class FeedState(NamedTuple):
+    """The head of a feed: what the next message must follow (a tuple: one is built per validated message)."""
 
     author: str
     sequence: int
