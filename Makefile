@@ -15,7 +15,7 @@ $(BIN)/python:
 
 $(PY_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks]'
 	touch $@
 
 $(NPM_STAMP): interop/package.json interop/package-lock.json

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     shutil.rmtree(store_dir, ignore_errors=True)
     started = time.perf_counter()
 
-    messages = generate_network(spec["authors"], spec["messages"], spec["seed"])
+    messages = generate_network(spec["authors"], spec["messages"], spec["seed"], **spec.get("options", {}))
     with progress("1/3 generating", total=spec["messages"]) as bar:
         write_jsonl(ticking(messages, bar), jsonl)
     with Store(store_dir) as store, progress("2/3 importing") as bar:
