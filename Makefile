@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.ssblab-installed
 NPM_STAMP := interop/node_modules/.ssblab-installed
 
-.PHONY: setup jars test test-fast demo lint bench clean
+.PHONY: setup jars test test-fast demo lab lint bench clean
 
 setup: $(PY_STAMP) $(NPM_STAMP) jars
 
@@ -35,6 +35,9 @@ test-fast: $(PY_STAMP)
 
 demo: setup
 	$(BIN)/ssblab demo
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
 
 lint: $(PY_STAMP)
 	$(BIN)/ruff check ssblab tests bench
