@@ -15,7 +15,7 @@ $(BIN)/python:
 
 $(PY_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks,archive]'
 	touch $@
 
 $(NPM_STAMP): interop/package.json interop/package-lock.json
@@ -40,7 +40,8 @@ lab: setup
 	$(BIN)/jupyter lab notebooks/
 
 lint: $(PY_STAMP)
-	$(BIN)/ruff check ssblab tests bench
+	$(BIN)/ruff check ssblab tests bench scripts
+	$(BIN)/python scripts/gen_archive_schema.py --check
 
 bench: setup
 	$(BIN)/python bench/verify.py

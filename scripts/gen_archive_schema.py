@@ -29,7 +29,7 @@ def flatc() -> str:
 
 
 def generate(out: Path) -> Path:
-    subprocess.run([flatc(), "--python", "--gen-onefile", "-o", str(out), str(SCHEMA)], check=True)
+    subprocess.run([flatc(), "--python", "--python-typing", "--gen-onefile", "-o", str(out), str(SCHEMA)], check=True)
     return out
 
 

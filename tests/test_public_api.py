@@ -9,7 +9,7 @@ import importlib
 
 import ssblab
 
-PACKAGES = ["ssblab", "ssblab.core", "ssblab.store", "ssblab.net", "ssblab.net.ebt", "ssblab.viz", "ssblab.generate", "ssblab.friends",
+PACKAGES = ["ssblab", "ssblab.core", "ssblab.store", "ssblab.net", "ssblab.net.ebt", "ssblab.viz", "ssblab.archive", "ssblab.generate", "ssblab.friends",
             "ssblab.certs", "ssblab.reconcile", "ssblab.sim", "ssblab.pipeline"]
 
 

@@ -1,0 +1,126 @@
+"""Benchmark: ssb-archive blobs against JSONL, zstd'd JSONL and the pipeline's Parquet, on the same generated feeds.
+
+One run measures, on ``--messages`` generated messages (default 200,000):
+- sizes: JSONL (one compact value per line, `ssblab.generate.write_jsonl`'s format), that JSONL with zstd
+  (levels 3 and 9), Parquet with zstd of the `MESSAGES_SCHEMA` table, and the archive (every dictionary,
+  block and Bundle blob);
+- encoding time: the archive build against JSON serialization of the same values (ssblab's exact V8
+  `encode_compact`, and orjson for reference);
+- decoding time into the `MESSAGES_SCHEMA` Arrow table: from the archive, against parsing the JSONL into the
+  same table. Two JSON paths: values JSONL (ids must be computed: parse, V8 re-encode, sha256, as
+  `Message.from_json` does) and ``{key, value}`` JSONL (ids given: parse only).
+
+Usage: ``.venv/bin/python bench/archive.py [--messages N] [--authors A] [--block-size B] [--seed S] [--json OUT]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ssblab.archive.arrow import MESSAGES_SCHEMA, to_arrow
+from ssblab.archive.bundle import build_archives
+from ssblab.core.encoding import encode_compact
+from ssblab.core.message import Message
+from ssblab.generate import generate_network
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def rows_to_table(rows: list[tuple[Any, ...]]) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in MESSAGES_SCHEMA]
+    return pa.Table.from_arrays(
+        [pa.array(c, f.type) for c, f in zip(columns, MESSAGES_SCHEMA, strict=True)], schema=MESSAGES_SCHEMA
+    )
+
+
+def _row(key: str, value: dict[str, Any]) -> tuple[Any, ...]:
+    content = value["content"]
+    private = isinstance(content, str)
+    kind = None if private else content.get("type")
+    return (key, value["author"], value["sequence"], float(value["timestamp"]), None, kind,
+            orjson.dumps(content).decode(), private, True)  # fmt: skip
+
+
+def json_path_values(jsonl: bytes) -> pa.Table:
+    """Values JSONL -> table; the id needs the signing encoding, so each line is a `Message.from_json`."""
+    rows = []
+    for line in jsonl.splitlines():
+        msg = Message.from_json(line)
+        rows.append(_row(msg.id, msg.value))
+    return rows_to_table(rows)
+
+
+def json_path_kvt(jsonl: bytes) -> pa.Table:
+    """``{key, value}`` JSONL -> table: parse only."""
+    rows = []
+    for line in jsonl.splitlines():
+        record = orjson.loads(line)
+        rows.append(_row(record["key"], record["value"]))
+    return rows_to_table(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--authors", type=int, default=100)
+    parser.add_argument("--block-size", type=int, default=8192)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+
+    msgs, t_gen = timed(lambda: list(generate_network(args.authors, args.messages, args.seed)))
+    feeds: dict[str, list[Message]] = defaultdict(list)
+    for m in msgs:
+        feeds[m.author].append(m)
+    jsonl, t_json = timed(lambda: b"".join(encode_compact(m.value) + b"\n" for m in msgs))
+    _, t_orjson = timed(lambda: b"".join(orjson.dumps(m.value) + b"\n" for m in msgs))
+    kvt = b"".join(orjson.dumps({"key": m.id, "value": m.value}) + b"\n" for m in msgs)
+    zstd3 = len(pa.Codec("zstd", compression_level=3).compress(jsonl, asbytes=True))
+    zstd9 = len(pa.Codec("zstd", compression_level=9).compress(jsonl, asbytes=True))
+    (archives, dicts), t_encode = timed(lambda: build_archives(list(feeds.values()), args.block_size))
+    archive_size = sum(map(len, archives[0].dictionaries)) + sum(
+        sum(map(len, a.blocks)) + len(a.bundle_blob) for a in archives
+    )
+    blobs = [b for a in archives for b in a.blocks]
+    to_arrow(blobs[-1:], dicts)  # warm up: first use of pyarrow's compute kernels imports modules
+    json_path_values(jsonl[: jsonl.index(b"\n") + 1])
+    table_archive, t_decode = timed(lambda: to_arrow(blobs, dicts, valid=True))
+    table_values, t_values = timed(lambda: json_path_values(jsonl))
+    table_kvt, t_kvt = timed(lambda: json_path_kvt(kvt))
+    assert table_archive.num_rows == table_values.num_rows == len(msgs)
+    parquet = io.BytesIO()
+    pq.write_table(table_kvt, parquet, compression="zstd")
+    figures = {
+        "messages": len(msgs), "feeds": len(feeds), "block_size": args.block_size, "generate_s": t_gen,
+        "jsonl_bytes": len(jsonl), "jsonl_zstd3_bytes": zstd3, "jsonl_zstd9_bytes": zstd9,
+        "parquet_zstd_bytes": parquet.tell(), "archive_bytes": archive_size,
+        "archive_vs_jsonl": archive_size / len(jsonl), "archive_vs_zstd3": archive_size / zstd3,
+        "archive_vs_zstd9": archive_size / zstd9, "archive_vs_parquet": archive_size / parquet.tell(),
+        "encode_archive_s": t_encode, "encode_json_v8_s": t_json, "encode_json_orjson_s": t_orjson,
+        "decode_archive_arrow_s": t_decode, "decode_json_values_s": t_values, "decode_json_kvt_s": t_kvt,
+        "decode_speedup_vs_values": t_values / t_decode, "decode_speedup_vs_kvt": t_kvt / t_decode,
+    }  # fmt: skip
+    for key, value in figures.items():
+        print(f"{key:28} {value:,.3f}" if isinstance(value, float) else f"{key:28} {value:,}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(figures, out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

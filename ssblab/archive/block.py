@@ -1,0 +1,390 @@
+"""MessageBlock blobs: consecutive messages of one feed, coded column by column, rebuilt byte for byte.
+
+Strategy (docs/archive-format.md §5): `plan` reads each message's envelope (`envelope.split`) and names the
+dictionary entries it needs; `encode_block` writes the columns (timestamp deltas, types, object signatures,
+ed25519 signatures, token-coded content) against dictionaries that already hold them, so a block is a pure
+function of (messages, dictionaries). `decode_block` reads the columns back with every length and id checked;
+`encodings` rebuilds each message's signed JSON and id, chaining ``previous`` from the id just computed.
+
+Invariant: for every message ``m`` of a block, the rebuilt encoding equals ``m.encoded``; a hostile blob either
+decodes to columns that agree with each other or raises an `ArchiveError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import itemgetter
+
+import flatbuffers
+import flatbuffers.flexbuffers as flex
+import numpy as np
+import numpy.typing as npt
+
+from ssblab.archive import svb, text
+from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS, TYPES, Dictionaries
+from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
+from ssblab.archive.envelope import MAX_TIMESTAMP, Envelope, split
+from ssblab.archive.errors import MalformedArchive, MissingDictionary, NotArchivable
+from ssblab.archive.fb import ssblab_archive_generated as fb
+from ssblab.archive.flat import (
+    DictSet,
+    Sketch,
+    finish,
+    guarded,
+    open_blob,
+    put_dict_set,
+    put_hash,
+    put_rle,
+    put_sketch,
+    put_svb,
+    read_bytes,
+    read_dict_set,
+    read_hash,
+    read_ints,
+    read_rle,
+    read_sketch,
+)
+from ssblab.archive.text import KEYS_AS_DATA
+from ssblab.core.encoding import latin1_hash
+from ssblab.core.message import Message
+from ssblab.core.refs import b64, parse_feed_id, parse_message_id
+
+NO_SIGNATURE = bytes(64)
+SHARED_MIN = 4  # bytes of kind + payload above which a token repeated across blocks joins the TOKEN dictionary
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A block's messages with their envelopes and the dictionary entries they use."""
+
+    messages: tuple[Message, ...]
+    envelopes: tuple[Envelope, ...]
+    types: tuple[bytes | None, ...]
+    skeletons: tuple[bytes, ...]
+    leaves: tuple[bytes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """The decoded columns of a MessageBlock."""
+
+    sketch: Sketch
+    author: bytes
+    previous: bytes | None
+    last_hash: bytes
+    timestamps: npt.NDArray[np.int64]
+    type_ids: npt.NDArray[np.uint64]
+    signature_ids: npt.NDArray[np.uint64]
+    signatures: bytes
+    contents: bytes
+    offsets: npt.NDArray[np.int64]
+    dictionaries: DictSet
+
+
+def _type_of(msg: Message) -> bytes | None:
+    content = msg.value.get("content")
+    kind = content.get("type") if isinstance(content, dict) else None
+    return kind.encode("utf-8", "surrogatepass") if isinstance(kind, str) else None
+
+
+def plan(messages: Sequence[Message]) -> Planned:
+    """Check that ``messages`` are consecutive messages of one feed and split their envelopes."""
+    if not messages:
+        raise NotArchivable("a block needs at least one message")
+    author, first = messages[0].author, messages[0].sequence
+    if not isinstance(author, str) or type(first) is not int or first < 1:
+        raise NotArchivable("the first message has no usable author or sequence")
+    previous = messages[0].previous if isinstance(messages[0].previous, str) else None
+    envelopes = []
+    for i, msg in enumerate(messages):
+        if msg.author != author or msg.sequence != first + i:
+            raise NotArchivable(f"message {i} is not {author} sequence {first + i}: a block is one feed, in order")
+        envelopes.append(split(msg, author, previous, first + i))
+        previous = msg.id
+    types = tuple(_type_of(m) for m in messages)
+    flat = [
+        text.flatten(env.content, env.signature is not None and kind is not None and kind.decode() in KEYS_AS_DATA)
+        for env, kind in zip(envelopes, types, strict=True)
+    ]
+    return Planned(tuple(messages), tuple(envelopes), types, tuple(f[0] for f in flat), tuple(f[1] for f in flat))
+
+
+def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[object]]:
+    """The entries ``blocks`` need that ``dicts`` lacks, per kind, in the order first met.
+
+    A content token becomes a shared TOKEN entry when it occurs in two or more of ``blocks``, is not shared yet,
+    and its payload has at least `SHARED_MIN` bytes (shorter ones cost as much as the reference).
+    """
+    new: list[dict[object, int]] = [{} for _ in dicts.chains]
+
+    def ident(kind: int, entry: object) -> int:
+        known = dicts.id_of(kind, entry)
+        if known is not None:
+            return known
+        return len(dicts.chains[kind].entries) + new[kind].setdefault(entry, len(new[kind]))
+
+    for block in blocks:
+        for kind in dict.fromkeys(block.types):
+            if kind is not None:
+                ident(TYPES, kind)
+        for order in dict.fromkeys(env.order for env in block.envelopes if env.signature is not None):
+            ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
+        for skeleton in dict.fromkeys(block.skeletons):
+            ident(SKELETONS, skeleton)
+    candidates = _shared_candidates(blocks, dicts.chains[TOKENS].shared_index)
+    new[TOKENS] = {entry: i for i, entry in enumerate(candidates)}
+    return [list(d) for d in new]
+
+
+def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
+    seen: dict[bytes, int] = {}
+    for block in blocks:
+        for tok in dict.fromkeys(text.TOKEN.findall(b"".join(block.leaves))):
+            seen[tok] = seen.get(tok, 0) + 1
+    entries = [text.shared_entry(tok) for tok, count in seen.items() if count > 1 and tok not in known]
+    return [e for e in entries if len(e) > SHARED_MIN]
+
+
+def _column_ids(block: Planned, dicts: Dictionaries) -> tuple[list[int], list[int]]:
+    def need(kind: int, entry: object) -> int:
+        found = dicts.id_of(kind, entry)
+        if found is None:
+            raise MissingDictionary(f"the dictionaries lack the entry {entry!r}: extend them first (new_entries)")
+        return found
+
+    type_ids = {t: 0 if t is None else need(TYPES, t) + 1 for t in dict.fromkeys(block.types)}
+    orders = [env.order if env.signature is not None else None for env in block.envelopes]
+    sig_ids = {
+        o: 0 if o is None else need(SIGNATURES, tuple(need(PATHS, (need(KEYS, k.encode()),)) for k in o)) + 1
+        for o in dict.fromkeys(orders)
+    }
+    return [type_ids[t] for t in block.types], [sig_ids[o] for o in orders]
+
+
+def _timestamps(envelopes: Sequence[Envelope]) -> list[int]:
+    out, last = [], 0
+    for env in envelopes:
+        last = env.timestamp if env.signature is not None else last
+        out.append(last)
+    return out
+
+
+def _flex_messages(column: text.TextColumn) -> bytes:
+    parts = column.parts()
+    builder = flex.Builder()
+    with builder.Vector():
+        for part in parts:
+            builder.Blob(part)
+    return bytes(builder.Finish())
+
+
+def encode_block(block: Planned, dicts: Dictionaries) -> bytes:
+    """The MessageBlock blob of ``block`` coded with ``dicts`` (which must hold every entry it needs)."""
+    types, sigs = _column_ids(block, dicts)
+    stamps = _timestamps(block.envelopes)
+    msgs = block.messages
+    column = np.array(stamps, dtype=np.int64)
+    deltas = svb.zigzag(np.concatenate(([0], column[1:] - column[:-1])).astype(np.int64))
+    builder = flatbuffers.Builder(1 << 16)
+    sketch = Sketch(len(msgs), msgs[0].sequence, stamps[0], stamps[-1])
+    sketch_at = put_sketch(builder, sketch)
+    deltas_at = put_svb(builder, svb.encode(deltas, "1248"), "1248")
+    types_at = put_rle(builder, types)
+    classic_at = _put_classic(builder, block, sigs, dicts)
+    dicts_at = put_dict_set(builder, dicts.heads)
+    fb.MessageBlockStart(builder)
+    fb.MessageBlockAddSketch(builder, sketch_at)
+    fb.MessageBlockAddTimestampDeltas(builder, deltas_at)
+    fb.MessageBlockAddTypes(builder, types_at)
+    fb.MessageBlockAddDataType(builder, fb.FormatSpecificBlockData.ClassicMessageBlock)
+    fb.MessageBlockAddData(builder, classic_at)
+    fb.MessageBlockAddDictionaries(builder, dicts_at)
+    return finish(builder, fb.Bip2BlobData.MessageBlock, int(fb.MessageBlockEnd(builder)))
+
+
+def _put_classic(builder: flatbuffers.Builder, block: Planned, sigs: list[int], dicts: Dictionaries) -> int:
+    first = block.messages[0]
+    previous = parse_message_id(first.previous) if isinstance(first.previous, str) else None
+    fb.ClassicMessageBlockSketchStart(builder)
+    fb.ClassicMessageBlockSketchAddAuthor(builder, put_hash(builder, parse_feed_id(first.author)))
+    if previous is not None:
+        fb.ClassicMessageBlockSketchAddPreviousMessageHash(builder, put_hash(builder, previous))
+    fb.ClassicMessageBlockSketchAddLastMessageHash(builder, put_hash(builder, parse_message_id(block.messages[-1].id)))
+    sketch_at = fb.ClassicMessageBlockSketchEnd(builder)
+    sigs_at = put_rle(builder, sigs)
+    crypto = builder.CreateByteVector(b"".join(env.signature or NO_SIGNATURE for env in block.envelopes))
+    skeletons = list(map(dicts.chains[SKELETONS].index.get, block.skeletons))
+    if None in skeletons:
+        raise MissingDictionary("the dictionaries lack a content skeleton: extend them first (new_entries)")
+    column = text.encode_column(skeletons, block.leaves, dicts.chains[TOKENS].shared_index)  # type: ignore[arg-type]
+    flex_at = builder.CreateByteVector(_flex_messages(column))
+    fb.ClassicMessageBlockStart(builder)
+    fb.ClassicMessageBlockAddSketch(builder, sketch_at)
+    fb.ClassicMessageBlockAddObjectSignatures(builder, sigs_at)
+    fb.ClassicMessageBlockAddCryptoSignatures(builder, crypto)
+    fb.ClassicMessageBlockAddMessages(builder, flex_at)
+    return int(fb.ClassicMessageBlockEnd(builder))
+
+
+def _read_flex(data: bytes, where: str) -> text.TextColumn:
+    with guarded(f"{where} content column"):
+        root = flex.GetRoot(data)
+        if not root.IsVector or len(root.AsVector) != text.PARTS:
+            raise MalformedArchive(f"{where}: the content column is not a vector of {text.PARTS} blobs")
+        parts = [bytes(x.AsBlob) for x in root.AsVector]
+    return text.TextColumn.from_parts(parts, where)
+
+
+def block_dictionaries(data: bytes, where: str = "block") -> DictSet:
+    """The dictionary chain heads a MessageBlock blob was coded with (to load them before `decode_block`)."""
+    table = open_blob(data, fb.Bip2BlobData.MessageBlock, where)
+    with guarded(where):
+        return read_dict_set(table.Dictionaries())
+
+
+def _check_columns(
+    sketch: Sketch,
+    heads: DictSet,
+    dicts: Dictionaries,
+    deltas: npt.NDArray[np.uint64],
+    types: npt.NDArray[np.uint64],
+    sig_ids: npt.NDArray[np.uint64],
+    signature_bytes: int,
+    where: str,
+) -> npt.NDArray[np.int64]:
+    """Check the block's columns against the sketch and the dictionaries; return the timestamps."""
+    n = sketch.length
+    if heads != dicts.heads:
+        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
+    if deltas.size != n or types.size != n or sig_ids.size != n or signature_bytes != 64 * n:
+        raise MalformedArchive(f"{where}: a column does not have the sketch's {n} rows")
+    for ids, kind in ((types, TYPES), (sig_ids, SIGNATURES)):
+        if int(ids.max()) > len(dicts.chains[kind].entries):
+            raise MissingDictionary(
+                f"{where}: id {int(ids.max()) - 1} beyond the {len(dicts.chains[kind].entries)} entries"
+            )
+    steps = svb.unzigzag(deltas)
+    rough = sketch.first_timestamp + np.cumsum(steps.astype(np.float64))  # cannot wrap around like int64
+    if sketch.first_timestamp >= MAX_TIMESTAMP or rough.min() < 0 or rough.max() >= MAX_TIMESTAMP:
+        raise MalformedArchive(f"{where}: timestamps outside 0..2**53")
+    stamps = sketch.first_timestamp + np.cumsum(steps)
+    if int(stamps[-1]) != sketch.last_timestamp:
+        raise MalformedArchive(f"{where}: timestamp deltas do not lead to the sketch's last timestamp")
+    return stamps
+
+
+def decode_block(data: bytes, dicts: Dictionaries, where: str = "block") -> Block:
+    """The columns of a MessageBlock blob, checked against each other and against ``dicts``."""
+    table = open_blob(data, fb.Bip2BlobData.MessageBlock, where)
+    limit = len(data)
+    with guarded(where):
+        sketch = read_sketch(table.Sketch())
+        n = sketch.length
+        if not 0 < n <= limit // 64:
+            raise MalformedArchive(f"{where}: a sketch length of {n} cannot fit in {limit} bytes")
+        if table.DataType() != fb.FormatSpecificBlockData.ClassicMessageBlock or table.Data() is None:
+            raise MalformedArchive(f"{where}: not a classic message block")
+        classic = fb.ClassicMessageBlock()
+        classic.Init(table.Data().Bytes, table.Data().Pos)
+        csk = classic.Sketch()
+        if csk is None:
+            raise MalformedArchive(f"{where}: the classic block has no sketch")
+        author, last = read_hash(csk.Author()), read_hash(csk.LastMessageHash())
+        if author is None or last is None:
+            raise MalformedArchive(f"{where}: the classic sketch lacks the author or the last message hash")
+        deltas = read_ints(table.TimestampDeltas(), "1248", limit, f"{where} timestamps")
+        signatures = read_bytes(classic.CryptoSignaturesAsNumpy, classic.CryptoSignaturesLength(), limit, where)
+        column = _read_flex(read_bytes(classic.MessagesAsNumpy, classic.MessagesLength(), limit, where), where)
+        block_types = read_rle(table.Types(), limit, f"{where} types", n)
+        sig_ids = read_rle(classic.ObjectSignatures(), limit, f"{where} object signatures", n)
+        previous, heads = read_hash(csk.PreviousMessageHash()), read_dict_set(table.Dictionaries())
+    stamps = _check_columns(sketch, heads, dicts, deltas, block_types, sig_ids, len(signatures), where)
+    skeletons, shared = dicts.chains[SKELETONS].skeleton_parts, dicts.chains[TOKENS].shared_tokens
+    contents, offsets = text.decode_column(column, n, skeletons, shared, dicts.chains[TOKENS].shared_lengths)
+    try:
+        contents.decode("utf-8")  # V8 escapes lone surrogates, so a signed encoding is always valid UTF-8
+    except UnicodeDecodeError as exc:
+        raise MalformedArchive(f"{where}: content is not UTF-8 at byte {exc.start}") from None
+    return Block(sketch, author, previous, last, stamps, block_types, sig_ids, signatures, contents, offsets, heads)
+
+
+@lru_cache(maxsize=256)
+def _template(order: tuple[str, ...]) -> bytes:
+    return b"{\n" + b",\n".join(b'  "' + k.encode() + b'": %b' for k in order) + b"\n}"
+
+
+def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
+    """The key order of each object signature id used by the block (checked to be an envelope order)."""
+    found = {}
+    for ident in np.unique(block.signature_ids).tolist():
+        if ident == 0:
+            continue
+        paths = dicts.chains[SIGNATURES].get(ident - 1, where)
+        keys = [dicts.chains[KEYS].get(dicts.chains[PATHS].get(p, where)[0], where) for p in paths]
+        order = tuple(k.decode("utf-8", "replace") for k in keys)
+        if sorted(order) != sorted(ENVELOPE_KEYS):
+            raise MalformedArchive(f"{where}: object signature {ident - 1} is not a classic message envelope")
+        found[ident] = order
+    return found
+
+
+def signature_texts(signatures: bytes) -> list[bytes]:
+    """``"<base64>.sig.ed25519"`` (with its quotes) for each 64-byte signature, from one base64 call.
+
+    64 bytes padded to 66 give 88 letters whose first 86 are those of the 64 bytes (then ``==``).
+    """
+    n = len(signatures) // 64
+    padded = np.zeros((n, 66), dtype=np.uint8)
+    padded[:, :64] = np.frombuffer(signatures, dtype=np.uint8).reshape(n, 64)
+    letters = base64.b64encode(padded.tobytes())
+    return [b'"' + letters[88 * i : 88 * i + 86] + b'==.sig.ed25519"' for i in range(n)]
+
+
+_FIELD_ORDER = ("previous", "author", "sequence", "timestamp", "hash", "content", "signature")
+
+
+def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:
+    """Each message's signed JSON (signature included) and its sha256 id digest, in feed order."""
+    if block.dictionaries != dicts.heads:
+        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
+    templates = {
+        ident: (_template(order), itemgetter(*(_FIELD_ORDER.index(k) for k in order)))
+        for ident, order in orders(block, dicts, where).items()
+    }
+    author = b'"@' + base64.b64encode(block.author) + b'.ed25519"'
+    previous = b"null" if block.previous is None else b'"%' + base64.b64encode(block.previous) + b'.sha256"'
+    texts, offsets = block.contents, block.offsets.tolist()
+    n, base = block.sketch.length, block.sketch.sequence_base
+    sequences = [b"%d" % s for s in range(base, base + n)]
+    stamps = [b"%d" % t for t in block.timestamps.tolist()]
+    sigs = signature_texts(block.signatures)
+    out, ids = [], []
+    sha256, b2a = hashlib.sha256, binascii.b2a_base64
+    for i, ident in enumerate(block.signature_ids.tolist()):
+        content = texts[offsets[i] : offsets[i + 1]]
+        if ident == 0:
+            enc = content
+        else:
+            template, pick = templates[ident]
+            enc = template % pick((previous, author, sequences[i], stamps[i], b'"sha256"', content, sigs[i]))
+        digest = sha256(enc).digest() if enc.isascii() else latin1_hash(enc)
+        out.append(enc)
+        ids.append(digest)
+        previous = b'"%' + b2a(digest, newline=False) + b'.sha256"'
+    return out, ids
+
+
+def message_ref(digest: bytes) -> str:
+    return f"%{b64(digest)}.sha256"
+
+
+def decode_sketch(data: bytes, where: str = "block") -> Sketch:
+    """The MessageBlockSketch of a block blob, without decoding its columns."""
+    table = open_blob(data, fb.Bip2BlobData.MessageBlock, where)
+    with guarded(where):
+        return read_sketch(table.Sketch())

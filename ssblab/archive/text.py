@@ -1,0 +1,317 @@
+"""The content column: each message's content text, exactly as signed, as a skeleton plus token-coded leaves.
+
+Strategy (docs/archive-format.md §6):
+1. `flatten` cuts the text at its leaves (string values, numbers, true/false/null; and keys too for the
+   keys-as-data types of `KEYS_AS_DATA`). The skeleton is the text with each leaf replaced by one 0x00 byte
+   (V8 escapes every control character, so 0x00 never occurs in an encoding); it is what the proposal calls the
+   object signature and goes to the shared SKELETON dictionary. The leaves, each followed by 0x00, form the
+   message's leaf text.
+2. The block's leaf texts are cut into tokens by `TOKEN` (refs, long base64, words with their leading space,
+   digits, newline+indent, non-ASCII runs, any other byte: 0x00 is its own token). Distinct tokens form a block
+   dictionary ranked by falling count, ties by first appearance; a token already in the shared TOKEN dictionary
+   is stored as a reference to it, canonical base64 (refs, boxes) as its decoded bytes, anything else as is.
+3. Ranks are written with the (s,c)-dense code of `dense`.
+
+Invariants: `decode_column(encode_column(x))` rebuilds every text byte for byte; the bytes depend only on the
+texts and the shared dictionaries (no hash order, no clock). Decoding is vectorised: the token and skeleton-part
+sequence of the whole block is assembled with numpy and joined once.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+
+import numpy as np
+import numpy.typing as npt
+
+from ssblab.archive import dense, svb
+from ssblab.archive.errors import MalformedArchive, NotArchivable
+
+TOKEN = re.compile(
+    rb"[%&@][A-Za-z0-9+/]{43}=\.(?:sha256|ed25519)"  # SSB refs
+    rb"|[A-Za-z0-9+/]{20,}={0,2}"  # long base64 runs (boxes, hashes)
+    rb"| ?[A-Za-z]+"  # a word, with its leading space
+    rb"|[0-9]+"
+    rb"|\n +"  # a newline and the indentation after it
+    rb"|[\x80-\xff]+"  # a run of non-ASCII bytes
+    rb"|.",
+    re.DOTALL,
+)
+LEAF = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*"(?::)?|-?[0-9][0-9.eE+\-]*|true|false|null)', re.DOTALL)
+HOLE = b"\x00"
+PARTS = 10
+KEYS_AS_DATA = frozenset({"git-update", "npm-packages", "npm-publish", "ssb-pkg-installer", "ssb-browser-app"})
+
+# Kinds of block dictionary entries; the payload of a literal is its bytes, of refs and base64 the decoded bytes,
+# of a shared entry the little-endian id in the shared TOKEN dictionary.
+LITERAL, MSG_REF, FEED_REF, BLOB_REF, BASE64, SHARED = 0, 1, 2, 3, 4, 5
+_REF_FORMS = {MSG_REF: (b"%", b".sha256"), FEED_REF: (b"@", b".ed25519"), BLOB_REF: (b"&", b".sha256")}
+_REF_KIND = {v: k for k, v in _REF_FORMS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class TextColumn:
+    """The coded column; see the module docstring for each part."""
+
+    kinds: bytes  # one per block dictionary entry, in rank order
+    shared_ids: tuple[bytes, bytes]  # StreamVByte1234: the TOKEN id of each SHARED entry
+    lengths: tuple[bytes, bytes]  # StreamVByte1234: payload length of each LITERAL or BASE64 entry
+    payload: bytes  # the payloads of the entries that are not SHARED (refs: 32 bytes each)
+    s: int
+    ranks: bytes
+    skeletons: tuple[bytes, bytes]
+
+    def parts(self) -> list[bytes]:
+        return [
+            self.kinds, *self.shared_ids, *self.lengths, self.payload, bytes([self.s]), self.ranks, *self.skeletons
+        ]  # fmt: skip
+
+    @classmethod
+    def from_parts(cls, parts: Sequence[bytes], where: str) -> TextColumn:
+        if len(parts) != PARTS or len(parts[6]) != 1:
+            raise MalformedArchive(f"{where}: the content column has the wrong parts")
+        p = parts
+        return cls(p[0], (p[1], p[2]), (p[3], p[4]), p[5], p[6][0], p[7], (p[8], p[9]))
+
+
+def flatten(content: bytes, keys_as_data: bool) -> tuple[bytes, bytes]:
+    """(skeleton, leaf text) of one content text."""
+    if HOLE in content:
+        raise NotArchivable("content text contains a 0x00 byte: not a V8 JSON encoding")
+    parts = LEAF.split(content)  # structure, match, structure, match, ..., structure
+    leaves = []
+    for i in range(1, len(parts), 2):
+        match = parts[i]
+        if match[-1] == 0x3A:  # a key: '"...":'
+            if keys_as_data:
+                leaves.append(match[1:-2])
+                parts[i] = b'"\x00":'
+        elif match[0] == 0x22:
+            leaves.append(match[1:-1])
+            parts[i] = b'"\x00"'
+        else:
+            leaves.append(match)
+            parts[i] = HOLE
+    return b"".join(parts), b"".join(leaf + HOLE for leaf in leaves)
+
+
+_LAYOUT = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")|[\n ]+')
+_PLAIN_SKELETON = 0xFF
+
+
+def _indent(compact: bytes, depth: int) -> bytes:
+    """``JSON.stringify(_, null, 2)``'s layout of a whitespace-free skeleton whose outer value sits at ``depth``."""
+    out, d = [], depth
+    for m in re.finditer(rb'"[^"\\]*(?:\\.[^"\\]*)*"|\{\}|\[\]|.', compact, re.DOTALL):
+        tok = m.group(0)
+        if tok in (b"{", b"["):
+            d += 1
+            out.append(tok + b"\n" + b"  " * d)
+        elif tok in (b"}", b"]"):
+            d -= 1
+            out.append(b"\n" + b"  " * d + tok)
+        elif tok == b",":
+            out.append(b",\n" + b"  " * d)
+        elif tok == b":":
+            out.append(b": ")
+        else:
+            out.append(tok)
+    return b"".join(out)
+
+
+def store_skeleton(skeleton: bytes) -> bytes:
+    """How a SKELETON entry is stored: a depth byte and the skeleton without layout, when that rebuilds it."""
+    compact = _LAYOUT.sub(lambda m: m.group(1) or b"", skeleton)
+    for depth in (0, 1):
+        if _indent(compact, depth) == skeleton:
+            return bytes([depth]) + compact
+    return bytes([_PLAIN_SKELETON]) + skeleton
+
+
+def load_skeleton(stored: bytes) -> bytes:
+    """Inverse of `store_skeleton`."""
+    if not stored or stored[0] not in (0, 1, _PLAIN_SKELETON):
+        raise MalformedArchive("skeletons dictionary: an entry without a valid layout byte")
+    return stored[1:] if stored[0] == _PLAIN_SKELETON else _indent(stored[1:], stored[0])
+
+
+def _canonical_b64(text: bytes) -> bytes | None:
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if base64.b64encode(raw) == text else None
+
+
+def entry_of(token: bytes) -> tuple[int, bytes]:
+    """(kind, payload) of a token, without the shared dictionary."""
+    if len(token) >= 52 and token[44:45] == b"=":
+        kind = _REF_KIND.get((token[:1], token[45:]))
+        raw = _canonical_b64(token[1:45]) if kind is not None else None
+        if kind is not None and raw is not None:
+            return kind, raw
+    if len(token) >= 20 and token[:1] not in b" \n%&@":
+        raw = _canonical_b64(token)
+        if raw is not None:
+            return BASE64, raw
+    return LITERAL, token
+
+
+def token_of(kind: int, payload: bytes) -> bytes:
+    """Inverse of `entry_of`."""
+    if kind == LITERAL:
+        return payload
+    if kind == BASE64:
+        return base64.b64encode(payload)
+    if kind in _REF_FORMS and len(payload) == 32:
+        sigil, suffix = _REF_FORMS[kind]
+        return sigil + base64.b64encode(payload) + suffix
+    raise MalformedArchive(f"content column: bad dictionary entry (kind {kind}, {len(payload)} bytes)")
+
+
+def shared_entry(token: bytes) -> bytes:
+    """How a token is stored in the shared TOKEN dictionary: its kind byte, then its payload."""
+    kind, payload = entry_of(token)
+    return bytes([kind]) + payload
+
+
+def shared_token(entry: bytes) -> bytes:
+    if not entry or entry[0] == SHARED:
+        raise MalformedArchive("TOKEN dictionary: entry without a usable kind byte")
+    return token_of(entry[0], entry[1:])
+
+
+def encode_column(skeleton_ids: Sequence[int], leaf_texts: Sequence[bytes], shared: Mapping[bytes, int]) -> TextColumn:
+    """Code one block's content column; ``shared`` maps tokens of the shared TOKEN dictionary to their ids."""
+    tokens = TOKEN.findall(b"".join(leaf_texts))
+    counts = Counter(tokens)  # keeps first-appearance order, and `sorted` is stable
+    ranked = sorted(counts, key=counts.__getitem__, reverse=True)
+    rank = {tok: i for i, tok in enumerate(ranked)}
+    entries = [(SHARED, b"") if tok in shared else entry_of(tok) for tok in ranked]
+    ranks = np.fromiter(map(rank.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    s = dense.best_s(ranks, len(ranked))
+    return TextColumn(
+        kinds=bytes(kind for kind, _ in entries),
+        shared_ids=svb.encode([shared[tok] for tok in ranked if tok in shared], "1234"),
+        lengths=svb.encode([len(p) for k, p in entries if k in (LITERAL, BASE64)], "1234"),
+        payload=b"".join(p for _, p in entries),
+        s=s,
+        ranks=dense.encode(ranks, s),
+        skeletons=svb.encode(skeleton_ids, "1234"),
+    )
+
+
+def _refs(kind: int, raws: list[bytes]) -> list[bytes]:
+    """Refs of one kind from their 32-byte payloads, with one base64 call (33 padded bytes give 44 letters)."""
+    if any(len(r) != 32 for r in raws):
+        raise MalformedArchive("content column: a ref entry is not 32 bytes")
+    sigil, suffix = _REF_FORMS[kind]
+    letters = base64.b64encode(b"".join(r + b"\x00" for r in raws))
+    return [sigil + letters[44 * j : 44 * j + 43] + b"=" + suffix for j in range(len(raws))]
+
+
+def _entries(column: TextColumn, shared: Sequence[bytes]) -> tuple[npt.NDArray[np.int64], list[bytes]]:
+    """(where each block entry sits in shared + own tokens, the block's own tokens)."""
+    kinds = np.frombuffer(column.kinds, dtype=np.uint8)
+    is_shared, is_ref = kinds == SHARED, np.isin(kinds, list(_REF_FORMS))
+    ids = svb.decode(*column.shared_ids, "1234", where="content shared ids").astype(np.int64)
+    sized = svb.decode(*column.lengths, "1234", where="content entry lengths").astype(np.int64)
+    if ids.size != int(is_shared.sum()) or sized.size != int((~is_shared & ~is_ref).sum()):
+        raise MalformedArchive("content column: entry kinds disagree with the shared ids or the lengths")
+    if ids.size and int(ids.max()) >= len(shared):
+        raise MalformedArchive(f"content column: a shared token id beyond {len(shared)} entries")
+    own_at = np.flatnonzero(~is_shared)
+    lengths = np.where(is_ref[own_at], 32, 0)
+    lengths[~is_ref[own_at]] = sized
+    if int(lengths.sum()) != len(column.payload):
+        raise MalformedArchive("content column: the entry payloads do not add up")
+    ends = np.cumsum(lengths).tolist()
+    payload = column.payload
+    own = [payload[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    by_kind: dict[int, list[int]] = {}
+    for i, k in enumerate(kinds[own_at].tolist()):
+        if k != LITERAL:
+            by_kind.setdefault(k, []).append(i)
+    for kind, where in by_kind.items():
+        decoded = (
+            _refs(kind, [own[i] for i in where]) if kind in _REF_FORMS else [token_of(kind, own[i]) for i in where]
+        )
+        for i, tok in zip(where, decoded, strict=True):
+            own[i] = tok
+    place = np.empty(kinds.size, dtype=np.int64)
+    place[is_shared] = ids
+    place[own_at] = len(shared) + np.arange(own_at.size)
+    return place, own
+
+
+def decode_column(
+    column: TextColumn,
+    n: int,
+    skeletons: Sequence[Sequence[bytes]],
+    shared: Sequence[bytes],
+    shared_lengths: npt.NDArray[np.int64] | None = None,
+) -> tuple[bytes, npt.NDArray[np.int64]]:
+    """All ``n`` texts concatenated, and ``n + 1`` byte offsets into them.
+
+    ``skeletons[i]`` is skeleton ``i`` split at its holes (so it has one part more than it has leaves);
+    ``shared`` holds the shared TOKEN dictionary's tokens, none of which may contain 0x00 (``shared_lengths``:
+    their lengths, when the caller keeps them).
+    """
+    place, own = _entries(column, shared)
+    ranks = dense.decode(column.ranks, column.s, "content tokens")
+    skel = svb.decode(*column.skeletons, "1234", where="content skeletons").astype(np.int64)
+    if skel.size != n or (n and int(skel.max()) >= len(skeletons)):
+        raise MalformedArchive(f"content column: {skel.size} skeleton ids for {n} messages, or an unknown id")
+    if ranks.size and int(ranks.max()) >= place.size:
+        raise MalformedArchive(f"content column: token rank {int(ranks.max())} beyond {place.size} entries")
+    if b"".join(own).count(HOLE) != own.count(HOLE):
+        raise MalformedArchive("content column: a token other than the leaf end contains a 0x00 byte")
+    table = [*shared, *own]
+    part_ids: dict[int, list[int]] = {}
+    for ident in np.unique(skel).tolist():
+        part_ids[ident] = list(range(len(table), len(table) + len(skeletons[ident])))
+        table.extend(skeletons[ident])
+    holes = np.array([len(parts) - 1 for parts in skeletons], dtype=np.int64)[skel] if n else skel
+    leaf_ends, hole_at = _leaf_ends(holes, _holes(ranks, place, own, len(shared)), ranks.size)
+    seq = place[ranks]
+    seq[hole_at] = [p for i in skel.tolist() for p in part_ids[i][1:]]
+    seq = np.insert(
+        seq, np.concatenate(([0], leaf_ends[:-1])).astype(np.int64), [part_ids[i][0] for i in skel.tolist()]
+    )
+    picked = itemgetter(*seq.tolist())(table) if seq.size > 1 else tuple(table[i] for i in seq.tolist())
+    if shared_lengths is None:
+        shared_lengths = np.fromiter(map(len, shared), dtype=np.int64, count=len(shared))
+    rest = table[len(shared) :]
+    lengths = np.concatenate((shared_lengths, np.fromiter(map(len, rest), dtype=np.int64, count=len(rest))))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(lengths[seq])[leaf_ends + np.arange(n)]
+    return b"".join(picked), offsets
+
+
+def _leaf_ends(
+    holes: npt.NDArray[np.int64], hole_at: npt.NDArray[np.int64], total: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Where each message's leaf tokens end, given each skeleton's holes and where the leaf ends are."""
+    if hole_at.size != int(holes.sum()):
+        raise MalformedArchive(f"content column: {hole_at.size} leaves for {int(holes.sum())} skeleton holes")
+    ends = np.cumsum(holes)
+    leaf_ends = np.where(ends > 0, hole_at[np.maximum(ends - 1, 0)] + 1, 0) if hole_at.size else np.zeros_like(holes)
+    if holes.size and int(leaf_ends[-1]) != total:
+        raise MalformedArchive("content column: tokens after the last leaf")
+    return leaf_ends, hole_at
+
+
+def _holes(
+    ranks: npt.NDArray[np.int64], place: npt.NDArray[np.int64], own: list[bytes], base: int
+) -> npt.NDArray[np.int64]:
+    """Positions of the leaf-end token (0x00) in the token stream."""
+    if HOLE not in own:
+        return np.zeros(0, dtype=np.int64)
+    rank = int(np.flatnonzero(place == base + own.index(HOLE))[0])
+    return np.flatnonzero(ranks == rank)

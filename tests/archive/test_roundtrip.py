@@ -1,0 +1,139 @@
+"""Exact rebuild: every archived message comes back byte for byte, so every id and signature still verifies.
+
+Property tests sign awkward contents (unicode and lone surrogates, floats, large integers, nested arrays, keys
+that V8 reorders, keys-as-data types, boxed strings) and odd envelopes (float timestamps) into real feeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ssblab.archive import block as blocks
+from ssblab.archive import text
+from ssblab.archive.bundle import build_archives
+from ssblab.archive.dictionaries import Dictionaries
+from ssblab.archive.errors import NotArchivable
+from ssblab.core.keys import Keypair
+from ssblab.core.message import Message, create_message
+from ssblab.core.private_box import box
+
+KEYPAIR = Keypair.generate(bytes(range(32)))
+
+
+def rebuilt(feed: list[Message], block_size: int = 64) -> list[tuple[bytes, str]]:
+    (archive,), dicts = build_archives([feed], block_size)
+    out = []
+    for data in archive.blocks:
+        encodings, digests = blocks.encodings(blocks.decode_block(data, dicts), dicts)
+        out.extend(zip(encodings, map(blocks.message_ref, digests), strict=True))
+    return out
+
+
+def sign_feed(contents: list[Any], timestamps: list[float] | None = None) -> list[Message]:
+    feed: list[Message] = []
+    for i, content in enumerate(contents):
+        stamp = timestamps[i] if timestamps else 1_600_000_000_000 + i
+        feed.append(create_message(KEYPAIR, content, previous=feed[-1] if feed else None, timestamp=stamp))
+    return feed
+
+
+def test_generated_feeds_rebuild_exactly(feeds: list[list[Message]]) -> None:
+    for feed in feeds:
+        assert rebuilt(feed, block_size=97) == [(m.encoded, m.id) for m in feed]
+
+
+def test_private_messages_are_kept(feeds: list[list[Message]]) -> None:
+    private = [m for feed in feeds for m in feed if m.is_private]
+    assert private, "the fixture network should hold boxed messages"
+
+
+def test_encoding_is_deterministic(feeds: list[list[Message]]) -> None:
+    first, _ = build_archives(feeds, 128)
+    again, _ = build_archives([list(f) for f in feeds], 128)
+    assert [a.blobs() for a in first] == [a.blobs() for a in again]
+
+
+def test_dictionaries_are_shared_and_chained(feeds: list[list[Message]]) -> None:
+    base_archives, base = build_archives(feeds[:2], 256)
+    later, dicts = build_archives(feeds[2:], 256, base)
+    assert all(a.bundle.dictionaries == dicts.heads for a in later)
+    for new, old in zip(dicts.chains, base.chains, strict=True):
+        assert new.entries[: len(old.entries)] == old.entries  # ids never change along a chain
+    assert len(later[0].dictionaries) <= 6
+    assert base_archives[0].bundle.dictionaries == base.heads
+
+
+JSON_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
+)
+KEY = st.text(max_size=6) | st.integers(0, 2**33).map(str)  # integer-like keys: V8 moves them first
+JSON = st.recursive(
+    JSON_LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEY, inner, max_size=4), max_leaves=15
+)
+
+
+@st.composite
+def contents(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from(["post", "vote", "git-update", "npm-packages", "x-\u00e9\U0001f600"]))
+    body = draw(st.dictionaries(KEY.filter(lambda k: k != "type"), JSON, max_size=5))
+    return {"type": kind, **body} if draw(st.booleans()) else {**body, "type": kind}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(contents(), min_size=1, max_size=6), st.integers(1, 4))
+def test_awkward_contents_rebuild_exactly(items: list[Any], block_size: int) -> None:
+    try:
+        feed = sign_feed(items)
+    except Exception:  # a content that no SSB implementation would sign (too large, bad type): not our case
+        return
+    assert rebuilt(feed, block_size) == [(m.encoded, m.id) for m in feed]
+
+
+def test_float_timestamps_and_boxes_are_kept() -> None:
+    boxed = box({"type": "post", "text": "secret"}, [KEYPAIR.id], random_bytes=lambda n: bytes(n))
+    feed = sign_feed([{"type": "post", "text": "a"}, boxed, {"type": "post", "text": "b"}], [1.5, 2e21, 1e3])
+    planned = blocks.plan(feed)
+    assert [e.signature is None for e in planned.envelopes] == [True, True, False]  # floats: stored verbatim
+    assert rebuilt(feed, 2) == [(m.encoded, m.id) for m in feed]
+
+
+def test_flatten_keeps_every_byte() -> None:
+    content = (
+        b'{\n    "type": "x",\n    "a\\"b": [\n      1e+21,\n      -0.5,\n      "q\\\\"\n    ],\n    "n": null\n  }'
+    )
+    skeleton, leaves = text.flatten(content, keys_as_data=False)
+    assert leaves == b"x\x001e+21\x00-0.5\x00q\\\\\x00null\x00"
+    parts = skeleton.split(text.HOLE)
+    values = leaves.split(text.HOLE)[:-1]
+    assert b"".join(p + v for p, v in zip(parts, [*values, b""], strict=True)) == content
+
+
+def test_keys_as_data_become_leaves() -> None:
+    content = b'{\n    "type": "git-update",\n    "refs": {\n      "refs/heads/main": "abc"\n    }\n  }'
+    skeleton, leaves = text.flatten(content, keys_as_data=True)
+    assert b"refs/heads/main" not in skeleton and b"refs/heads/main\x00" in leaves
+
+
+def test_blocks_refuse_gaps_and_mixed_feeds(feeds: list[list[Message]]) -> None:
+    with pytest.raises(NotArchivable, match="one feed"):
+        blocks.plan([feeds[0][0], feeds[0][2]])
+    with pytest.raises(NotArchivable, match="one feed"):
+        blocks.plan([feeds[0][0], feeds[1][1]])
+    with pytest.raises(NotArchivable):
+        build_archives([[]])
+
+
+def test_block_ids_match_hash(feeds: list[list[Message]]) -> None:
+    (archive,), _ = build_archives([feeds[0]], 50)
+    for ref, data in zip(archive.bundle.blocks, archive.blocks, strict=True):
+        assert ref.blob_id == hashlib.sha256(data).digest()
+    assert Dictionaries().heads.types is None
