@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
-import importlib
-
 import ssblab
 
-PACKAGES = ["ssblab", "ssblab.core", "ssblab.store", "ssblab.net", "ssblab.net.ebt", "ssblab.viz", "ssblab.archive", "ssblab.generate", "ssblab.friends",
-            "ssblab.certs", "ssblab.reconcile", "ssblab.sim", "ssblab.pipeline"]
+PACKAGES = [
+    "ssblab", "ssblab.core", "ssblab.store", "ssblab.net", "ssblab.net.ebt", "ssblab.generate", "ssblab.friends",
+    "ssblab.certs", "ssblab.reconcile", "ssblab.sim", "ssblab.pipeline", "ssblab.viz", "ssblab.archive",
+]
 
 
 def test_every_public_name_exists() -> None:
