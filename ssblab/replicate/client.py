@@ -1,0 +1,231 @@
+"""Pull feeds and blobs from one remote peer into a `LiveStore`, by createHistoryStream and blobs.get.
+
+Strategy: one task per feed asks for ``createHistoryStream({id, seq: head + 1})`` (so a rerun resumes where the
+store stands) and hands its messages in batches to a `GroupWriter`, which commits every batch that is ready in
+the same event-loop turn in one transaction. A batch is cut when the stream's queue is momentarily empty, so a fast
+peer gets big transactions and a trickling live feed still lands at once.
+
+Invariants: nothing reaches the store but through `Store.append` (validation), so a malicious peer can at worst
+stop its own stream; a feed is dropped from this peer at its first bad message (shape, signature, wrong author or
+sequence, fork, size) with a `ReplicationError` naming the feed, the peer and the rule, and its valid prefix stays
+stored; no wait on the peer is unbounded outside live mode (``stall`` seconds per item).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+from ssblab.core.errors import InvalidMessage, InvalidRef, SsbError
+from ssblab.core.message import Message, check_shape
+from ssblab.net.aio import RpcConnection
+from ssblab.replicate.errors import ReplicationError
+from ssblab.replicate.hub import LiveStore
+
+STALL_TIMEOUT = 30.0
+BATCH = 500
+HAS_CHUNK = 100
+CONCURRENCY = 16
+GROUP_COMMIT = 0.05  # seconds a batch may wait for others to share its transaction
+FLUSH_AT = 4 * BATCH
+_END = object()
+
+
+@dataclass
+class ReplicationResult:
+    """What one run did; `to_json` is the ``ssblab replicate --json`` contract."""
+
+    mode: str
+    feeds: int = 0
+    messages: int = 0
+    blobs: int = 0
+    seconds: float = 0.0
+    errors: list[ReplicationError] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"feeds": self.feeds, "messages": self.messages, "blobs": self.blobs,
+                "seconds": round(self.seconds, 3), "mode": self.mode, "errors": [e.to_json() for e in self.errors]}
+
+
+class GroupWriter:
+    """Group commit: batches handed in within ``GROUP_COMMIT`` seconds (or until ``FLUSH_AT`` messages wait) go to
+    the store in one `append`, so the per-transaction cost (an fsync) is paid once for many feeds."""
+
+    def __init__(self, live: LiveStore) -> None:
+        self.live = live
+        self._pending: list[tuple[list[Message], asyncio.Future[list[InvalidMessage]]]] = []
+        self._waiting = 0
+        self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
+
+    async def append(self, batch: list[Message]) -> list[InvalidMessage]:
+        """Store ``batch`` (one feed's messages, in order); returns that feed's validation errors."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[InvalidMessage]] = loop.create_future()
+        self._pending.append((batch, future))
+        self._waiting += len(batch)
+        if self._handle is None:
+            self._handle = loop.call_later(GROUP_COMMIT, self._flush)
+        elif self._waiting >= FLUSH_AT:
+            self._handle.cancel()
+            self._handle = loop.call_soon(self._flush)
+        return await future
+
+    def _flush(self) -> None:
+        pending, self._pending, self._waiting, self._handle = self._pending, [], 0, None
+        try:
+            report = self.live.append(chain.from_iterable(batch for batch, _ in pending))
+        except Exception as exc:  # a store failure fails every waiting batch, never silently
+            for _, future in pending:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for batch, future in pending:
+            if not future.done():
+                future.set_result([e for e in report.errors if e.author == batch[0].author])
+
+
+def parse_item(item: Any, feed: str, expected: int) -> Message:
+    """One streamed message, checked to be the feed's next one (the store checks the rest)."""
+    value = item["value"] if isinstance(item, dict) and "value" in item and "key" in item else item
+    msg = Message.from_value(value)
+    check_shape(msg)
+    if msg.author != feed:
+        raise ReplicationError(f"stream of {feed} sent a message of {msg.author!r:.80}", feed=feed,
+                               code="wrong-author")
+    if msg.sequence != expected:
+        raise ReplicationError(f"stream of {feed} sent sequence {msg.sequence!r:.20}, expected {expected}",
+                               feed=feed, code="sequence-order")
+    return msg
+
+
+async def _pump(source: AsyncIterator[Any], queue: asyncio.Queue[Any]) -> None:
+    try:
+        async for item in source:
+            await queue.put(item)
+        await queue.put(_END)
+    except Exception as exc:  # handed to the consumer, which names the feed
+        await queue.put(exc)
+
+
+async def pull_feed(conn: RpcConnection, writer: GroupWriter, feed: str, *, live: bool = False,
+                    stall: float = STALL_TIMEOUT, on_stored: Callable[[int], None] | None = None) -> int:
+    """Replicate one feed from ``conn`` from the store's head on; returns how many messages were stored.
+
+    Raises:
+        ReplicationError: the peer sent a bad message, stalled, failed the stream or dropped the connection;
+            whatever validated before it is stored.
+    """
+    start = expected = writer.live.sequence(feed) + 1
+    query = {"id": feed, "seq": expected, "keys": False, "live": live}
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * BATCH)
+    source = conn.source("createHistoryStream", query)
+    pump = asyncio.create_task(_pump(source, queue))
+    batch: list[Message] = []
+
+    async def flush() -> None:
+        nonlocal batch
+        if batch:
+            errors, batch = await writer.append(batch), []
+            if errors:
+                raise ReplicationError(f"{feed} from {conn.remote_id}: {errors[0]}", feed=feed, code=errors[0].code)
+            if on_stored:
+                on_stored(writer.live.sequence(feed) - start + 1)
+
+    try:
+        while True:
+            if queue.empty() or len(batch) >= BATCH:
+                await flush()
+            try:
+                item = await asyncio.wait_for(queue.get(), None if live else stall)
+            except TimeoutError:
+                raise ReplicationError(f"{feed} from {conn.remote_id}: peer stalled, nothing for {stall} s",
+                                       feed=feed, code="stalled") from None
+            if item is _END:
+                await flush()
+                return writer.live.sequence(feed) - start + 1
+            if isinstance(item, Exception):
+                await flush()
+                raise ReplicationError(f"{feed} from {conn.remote_id}: stream failed: {item}", feed=feed,
+                                       code="stream") from item
+            try:
+                batch.append(parse_item(item, feed, expected))
+            except InvalidMessage as exc:
+                await flush()
+                raise ReplicationError(f"{feed} from {conn.remote_id}: {exc}", feed=feed, code=exc.code) from exc
+            except ReplicationError:
+                await flush()
+                raise
+            expected += 1
+    finally:
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump
+        with contextlib.suppress(Exception):
+            await source.aclose()  # type: ignore[attr-defined]  # an async generator: ends the remote stream
+
+
+async def pull_feeds(conn: RpcConnection, live: LiveStore, feeds: Iterable[str], *, live_mode: bool = False,
+                     concurrency: int = CONCURRENCY, stall: float = STALL_TIMEOUT,
+                     on_stored: Callable[[int], None] | None = None) -> tuple[int, list[ReplicationError]]:
+    """Replicate many feeds at once (all of them in live mode); returns messages stored and per-feed errors."""
+    writer, feeds = GroupWriter(live), list(dict.fromkeys(feeds))
+    gate = asyncio.Semaphore(len(feeds) if live_mode else concurrency)
+    last: dict[str, int] = {}
+
+    def progress(feed: str) -> Callable[[int], None] | None:
+        if on_stored is None:
+            return None
+
+        def tick(total: int) -> None:
+            on_stored(total - last.get(feed, 0))
+            last[feed] = total
+        return tick
+
+    async def one(feed: str) -> int | ReplicationError:
+        async with gate:
+            try:
+                return await pull_feed(conn, writer, feed, live=live_mode, stall=stall, on_stored=progress(feed))
+            except ReplicationError as exc:
+                return exc
+
+    outcomes = await asyncio.gather(*(one(feed) for feed in feeds))
+    return (sum(o for o in outcomes if isinstance(o, int)), [o for o in outcomes if isinstance(o, ReplicationError)])
+
+
+async def fetch_blobs(conn: RpcConnection, live: LiveStore, refs: Iterable[str], *, max_size: int = 5 * 1024 * 1024,
+                      timeout: float = STALL_TIMEOUT) -> tuple[int, list[ReplicationError]]:
+    """Fetch the blobs in ``refs`` we lack and the peer has; each is checked against its hash before it is kept."""
+    blobs, fetched, errors = live.store.blobs, 0, list[ReplicationError]()
+    missing = sorted(ref for ref in set(refs) if not blobs.has(ref))
+    for start in range(0, len(missing), HAS_CHUNK):
+        chunk = missing[start:start + HAS_CHUNK]
+        try:
+            answers = await conn.call_async("blobs.has", chunk, timeout=timeout)
+        except (SsbError, ConnectionError, TimeoutError) as exc:
+            return fetched, [*errors, ReplicationError(f"blobs.has on {conn.remote_id} failed: {exc}", code="blobs")]
+        for ref, has in zip(chunk, answers if isinstance(answers, list) else [], strict=False):
+            if has is True:
+                try:
+                    data = await asyncio.wait_for(_blob_bytes(conn, ref, max_size), timeout)
+                    blobs.add(data, expected=ref)
+                    fetched += 1
+                except (SsbError, ConnectionError, TimeoutError) as exc:
+                    errors.append(ReplicationError(f"blob {ref} from {conn.remote_id}: {exc or 'timed out'}",
+                                                   code="blob"))
+    return fetched, errors
+
+
+async def _blob_bytes(conn: RpcConnection, ref: str, max_size: int) -> bytes:
+    parts, size = [], 0
+    async for part in conn.source("blobs.get", {"key": ref, "max": max_size}):
+        if not isinstance(part, bytes):
+            raise InvalidRef(f"blobs.get sent a {type(part).__name__}, not bytes")
+        size += len(part)
+        if size > max_size:
+            raise InvalidRef(f"blob is larger than the max {max_size} bytes")
+        parts.append(part)
+    return b"".join(parts)
