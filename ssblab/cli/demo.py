@@ -1,7 +1,8 @@
 """``ssblab demo``: the main job on the embedded default data.
 
-Generate the default network (datasets/default.json), import it into a fresh store, verify the store from
-scratch, and print a summary. Later stages (replication, Spark, analyses, report) join this pipeline.
+Generate the default network (datasets/default.json) into the store of a local "origin" peer, serve it on
+loopback and replicate every feed over EBT into a fresh store, verify that replica from scratch, and print a
+summary. Later stages (Spark, analyses, figures, report) join this pipeline.
 """
 
 from __future__ import annotations
@@ -29,27 +30,33 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from ssblab.generate import generate_network, write_jsonl
+    from ssblab.replicate.loopback import replicate_stores
 
     spec = json.loads(args.spec.read_text())
     args.out.mkdir(parents=True, exist_ok=True)
-    jsonl, store_dir = args.out / f"{spec['name']}.jsonl", args.out / "store"
-    shutil.rmtree(store_dir, ignore_errors=True)
+    jsonl, origin_dir, store_dir = args.out / f"{spec['name']}.jsonl", args.out / "origin", args.out / "store"
+    for folder in (origin_dir, store_dir):
+        shutil.rmtree(folder, ignore_errors=True)
     started = time.perf_counter()
 
     messages = generate_network(spec["authors"], spec["messages"], spec["seed"], **spec.get("options", {}))
-    with progress("1/3 generating", total=spec["messages"]) as bar:
+    with progress("1/4 generating", total=spec["messages"]) as bar:
         write_jsonl(ticking(messages, bar), jsonl)
-    with Store(store_dir) as store, progress("2/3 importing") as bar:
-        imported = store.append(read_jsonl(jsonl), on_batch=bar.update)
-        stats = store.stats()
-    with progress("3/3 verifying") as bar:
+    with Store(origin_dir) as origin, Store(store_dir) as replica:
+        with progress("2/4 loading the origin peer", total=spec["messages"]) as bar:
+            loaded = origin.append(read_jsonl(jsonl), on_batch=bar.update)
+        with progress("3/4 replicating over EBT", total=spec["messages"]) as bar:
+            replicated = replicate_stores(origin, replica, sorted(origin.heads()), on_stored=bar.update)
+        stats = replica.stats()
+    with progress("4/4 verifying the replica", total=spec["messages"]) as bar:
         verified = verify_path(store_dir, on_message=bar.update)
 
     print(_summary(spec, stats, time.perf_counter() - started))
-    print(f"\nimport: {imported.valid} stored, {imported.invalid} rejected; "
-          f"verify: {verified.valid}/{verified.checked} valid")
-    print(f"data: {jsonl} (JSONL), {store_dir} (store)")
-    return 0 if imported.ok and verified.ok else 1
+    print(f"\norigin peer: {loaded.valid} messages; EBT replication: {replicated.messages} messages of "
+          f"{replicated.feeds} feeds in {replicated.seconds:.1f} s; verify: {verified.valid}/{verified.checked} valid")
+    print(f"data: {jsonl} (JSONL), {origin_dir} (the origin peer's store), {store_dir} (the replica)")
+    ok = loaded.ok and verified.ok and not replicated.errors and verified.valid == loaded.valid
+    return 0 if ok else 1
 
 
 def _summary(spec: dict, stats: StoreStats, seconds: float) -> str:

@@ -32,7 +32,7 @@ def _feed_file(path: Path, count: int = 4, tamper_at: int | None = None) -> list
 
 def test_help_documents_every_verb() -> None:
     text = ssblab("--help").stdout
-    for verb in ("keys", "generate", "import", "export", "verify", "demo"):
+    for verb in ("keys", "generate", "import", "export", "verify", "demo", "serve", "replicate", "archive"):
         assert verb in text
         assert ssblab(verb, "--help").returncode == 0
 
@@ -93,4 +93,5 @@ def test_demo_runs_the_main_job(tmp_path: Path) -> None:
     spec.write_text(json.dumps({"name": "tiny", "authors": 5, "messages": 120, "seed": 3}))
     out = ssblab("demo", "--out", tmp_path / "out", "--spec", spec).stdout
     assert "feeds             5" in out and "messages        120" in out
-    assert "verify: 120/120 valid" in out and (tmp_path / "out" / "store" / "ssblab.sqlite3").exists()
+    assert "EBT replication: 120 messages of 5 feeds" in out and "verify: 120/120 valid" in out
+    assert (tmp_path / "out" / "store" / "ssblab.sqlite3").exists()
