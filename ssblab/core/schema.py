@@ -112,10 +112,18 @@ def ddl(table: str) -> str:
 
 
 def spark_schema(table: str) -> Any:
-    """The table as a pyspark ``StructType``."""
-    from pyspark.sql.types import StructType
+    """The table as a pyspark ``StructType`` (built here: PySpark 3.5 parses DDL only with a running JVM)."""
+    from pyspark.sql import types as T
 
-    return StructType.fromDDL(ddl(table))
+    scalars = {"string": T.StringType(), "bigint": T.LongType(), "double": T.DoubleType(),
+               "boolean": T.BooleanType()}
+
+    def spark_type(name: str) -> Any:
+        if name.startswith("array<"):
+            return T.ArrayType(spark_type(name[len("array<") : -1]))
+        return scalars[name]
+
+    return T.StructType([T.StructField(c.name, spark_type(c.type), c.nullable) for c in TABLES[table]])
 
 
 _ARROW_TYPES = {"string": "string", "bigint": "int64", "double": "float64", "boolean": "bool"}
