@@ -27,6 +27,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore:DataFrame.sql_ctx is an internal property:UserWarning")
     # PySpark 3.5's own pandas/pyarrow version checks still use distutils' LooseVersion.
     config.addinivalue_line("filterwarnings", "ignore:distutils Version classes are deprecated:DeprecationWarning")
+    # PySpark 3.5's pandas conversions call APIs that pandas 3 deprecates (harmless, but one warning per call).
+    config.addinivalue_line("filterwarnings", "ignore:is_categorical_dtype is deprecated")
+    config.addinivalue_line("filterwarnings", "ignore:The copy keyword is deprecated")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
