@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ssblab import SsbError, __version__
-from ssblab.cli import archive, data, demo, keys, peer
+from ssblab.cli import archive, data, demo, graph, keys, peer, tangle
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ssblab {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for module in (keys, data, demo, peer, archive):
+    for module in (keys, data, demo, peer, archive, graph, tangle):
         module.register(verbs)
     return parser
 

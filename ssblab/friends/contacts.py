@@ -44,7 +44,7 @@ def is_feed(ref: object) -> TypeGuard[str]:
     return isinstance(ref, str) and _FEED_ID.fullmatch(ref) is not None
 
 
-def _js_truthy(x: object) -> bool:
+def js_truthy(x: object) -> bool:
     """JavaScript truthiness (``[]`` and ``{}`` are true, ``NaN`` is false)."""
     if x is None or isinstance(x, bool):
         return bool(x)
@@ -97,7 +97,7 @@ def contact_of(message: MessageLike) -> tuple[str, str, ContactState] | None:
         return None
     source, dest = value.get("author"), content.get("contact")
     if is_feed(source) and is_feed(dest):
-        blocking = _js_truthy(content.get("blocking")) or _js_truthy(content.get("flagged"))
+        blocking = js_truthy(content.get("blocking")) or js_truthy(content.get("flagged"))
         return source, dest, ContactState(following=content.get("following") is True, blocking=blocking)
     return None
 

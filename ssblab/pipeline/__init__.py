@@ -15,8 +15,12 @@ __all__ = [
     "cached_jar",
     "connected_components",
     "ensure_jar",
+    "export_parquet",
     "graphframe",
+    "job_progress",
+    "raw_messages",
     "spark_session",
+    "verify_spark",
 ]
 
 _HOME = {
@@ -27,6 +31,10 @@ _HOME = {
     "JarFetchError": "graphframes_jar",
     "cached_jar": "graphframes_jar",
     "ensure_jar": "graphframes_jar",
+    "export_parquet": "export",
+    "job_progress": "progress",
+    "raw_messages": "load",
+    "verify_spark": "verify",
 }
 
 

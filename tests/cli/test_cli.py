@@ -32,7 +32,8 @@ def _feed_file(path: Path, count: int = 4, tamper_at: int | None = None) -> list
 
 def test_help_documents_every_verb() -> None:
     text = ssblab("--help").stdout
-    for verb in ("keys", "generate", "import", "export", "verify", "demo", "serve", "replicate", "archive"):
+    for verb in ("keys", "generate", "import", "export", "verify", "demo", "serve", "replicate", "archive",
+                 "graph", "moderation", "tangle"):
         assert verb in text
         assert ssblab(verb, "--help").returncode == 0
 

@@ -1,0 +1,135 @@
+"""Spark verification against the single-process validator on the same data, in one run; then the export.
+
+The input is a generated network (``ssblab.generate``) cached as JSONL under --cache (generating 1,000,000
+messages takes minutes, so it is written once and reused). A smaller --messages uses the first lines of a larger
+cached network with the same authors and seed: a prefix of a feed log is itself a valid log.
+
+Figures: wall-clock rates of ``verify_path`` (one process, one core) and of ``verify_spark`` on ``local[cores]``
+(session start and a warm-up excluded: they are paid once per session), the speed-up, the per-message cost per
+core (wall time x cores / messages) of each, then the Parquet export rate and the dataset's size on disk against
+the JSONL. CPU seconds of the whole process tree (driver, JVM, Python workers) give a per-message cost that
+other load on the machine does not inflate. The two reports must be equal, or the run fails. The load average
+is printed too: on a shared machine other processes take cores away from both contenders.
+
+    .venv/bin/python -m bench.spark_verify [--messages 1000000] [--authors 1000] [--cores 2] [--no-export]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from ssblab.generate import generate_network, write_jsonl
+from ssblab.store.verify import verify_path
+
+CACHE = Path(tempfile.gettempdir()) / "ssblab-bench"
+
+
+def cached_network(cache: Path, messages: int, authors: int, seed: int) -> Path:
+    """The JSONL of a generated network: cached, or cut from a larger cached one, or generated now."""
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"net-{messages}-a{authors}-s{seed}.jsonl"
+    if path.exists():
+        return path
+    larger = sorted((p for p in cache.glob(f"net-*-a{authors}-s{seed}.jsonl")
+                     if int(p.name.split("-")[1]) > messages), key=lambda p: int(p.name.split("-")[1]))
+    part = path.with_suffix(".jsonl.part")
+    if larger:
+        with larger[0].open("rb") as src, part.open("wb") as out:
+            out.writelines(itertools.islice(src, messages))
+    else:
+        print(f"generating {messages:,} messages of {authors} authors into {path} (once)...", flush=True)
+        write_jsonl(generate_network(authors, messages, seed), part)
+    os.replace(part, path)
+    return path
+
+
+def tree_cpu() -> float:
+    """CPU seconds of this process and every live descendant (the JVM, its Python workers), reaped ones included
+    through their parents' cumulative times (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+    tree, grew = {os.getpid()}, True
+    while grew:
+        more = {pid for pid, (ppid, _) in stats.items() if ppid in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return sum(stats[pid][1] for pid in tree if pid in stats) / ticks
+
+
+def timed(run):  # type: ignore[no-untyped-def]
+    """(result, wall seconds, CPU seconds of the process tree)."""
+    cpu, started = tree_cpu(), time.perf_counter()
+    result = run()
+    return result, time.perf_counter() - started, tree_cpu() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--authors", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--no-export", action="store_true", help="skip the Parquet export figures")
+    args = parser.parse_args()
+    from ssblab.pipeline.export import export_parquet
+    from ssblab.pipeline.session import spark_session
+    from ssblab.pipeline.verify import verify_spark
+
+    source = cached_network(args.cache, args.messages, args.authors, args.seed)
+    n = args.messages
+    print(f"{n:,} messages, {args.authors} authors, {source.stat().st_size / 2**20:,.0f} MiB JSONL; "
+          f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
+    single, single_s, single_cpu = timed(lambda: verify_path(source))
+    print(f"single process: {n / single_s:,.0f} msgs/s ({single_s:,.1f} s, {single_cpu:,.1f} CPU s)", flush=True)
+    spark = spark_session(cores=args.cores, app_name="ssblab-bench",
+                          extra_conf={"spark.ui.showConsoleProgress": "false"})
+    warm = cached_network(args.cache, min(n, 20_000), args.authors, args.seed)
+    verify_spark(spark, warm, progress=False)
+    report, spark_s, spark_cpu = timed(lambda: verify_spark(spark, source, progress=False))
+    assert report.to_json() == single.to_json(), "the Spark verdicts differ from the single-process ones"
+    speedup = single_s / spark_s
+    figures = {
+        "messages": n, "cores": args.cores, "load_average": round(os.getloadavg()[0], 1),
+        "single_msgs_per_s": round(n / single_s), "spark_msgs_per_s": round(n / spark_s),
+        "speedup": round(speedup, 2),
+        "single_us_per_msg_per_core": round(single_s / n * 1e6, 1),
+        "spark_us_per_msg_per_core": round(spark_s * args.cores / n * 1e6, 1),
+        "per_core_cost_ratio": round(spark_s * args.cores / single_s, 2),
+        "single_cpu_us_per_msg": round(single_cpu / n * 1e6, 1), "spark_cpu_us_per_msg": round(spark_cpu / n * 1e6, 1),
+        "cpu_cost_ratio": round(spark_cpu / single_cpu, 2),
+    }
+    print(f"spark local[{args.cores}]: {n / spark_s:,.0f} msgs/s ({spark_s:,.1f} s), speed-up {speedup:.2f}x, "
+          f"per-core cost {figures['per_core_cost_ratio']:.2f}x the single process's (wall), "
+          f"{figures['cpu_cost_ratio']:.2f}x (CPU: {spark_cpu:,.1f} s)", flush=True)
+    if not args.no_export:
+        out = Path(tempfile.mkdtemp(prefix="ssblab-bench-export-")) / "dataset"
+        try:
+            summary, export_s, _ = timed(lambda: export_parquet(spark, source, out, progress=False))
+            figures |= {"export_msgs_per_s": round(n / export_s), "export_s": round(export_s, 1),
+                        "dataset_bytes": summary.bytes, "jsonl_bytes": source.stat().st_size,
+                        "dataset_to_jsonl": round(summary.bytes / source.stat().st_size, 3), "rows": summary.rows}
+            print(f"export: {n / export_s:,.0f} msgs/s ({export_s:,.1f} s); dataset {summary.bytes / 2**20:,.0f} "
+                  f"MiB = {summary.bytes / source.stat().st_size:.1%} of the JSONL", flush=True)
+        finally:
+            shutil.rmtree(out.parent, ignore_errors=True)
+    print(json.dumps(figures))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
