@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ssblab.core.errors import SsbError
+from ssblab.core.varint import encode_uvarint
 
 HASH_BYTES = 32
 LEAF_PREFIX = b"\x00"
@@ -251,19 +252,10 @@ def verify_order(earlier: Certificate, later: Certificate) -> None:
         raise CertificateError(CertRule.ORDER, f"index {earlier.index} is not before index {later.index}")
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def encode(cert: Certificate) -> bytes:
     """``varint(index) | leaf | path | diamonds | spine``: the lengths follow from the index, none is sent."""
     _check_shape(cert)
-    return _varint(cert.index) + b"".join((cert.leaf, *cert.path, *cert.diamonds, *cert.spine))
+    return encode_uvarint(cert.index) + b"".join((cert.leaf, *cert.path, *cert.diamonds, *cert.spine))
 
 
 def decode(data: bytes) -> Certificate:

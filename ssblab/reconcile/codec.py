@@ -7,6 +7,7 @@ bound.
 
 from __future__ import annotations
 
+from ssblab.core.varint import encode_uvarint
 from ssblab.reconcile.aggregate import HASH_BYTES, Aggregate
 from ssblab.reconcile.dag import Node
 from ssblab.reconcile.errors import Check, ReconcileError
@@ -20,12 +21,7 @@ MAX_VARINT_BYTES = 9  # up to 2**63 - 1
 def _varint(n: int) -> bytes:
     if not 0 <= n < 1 << (7 * MAX_VARINT_BYTES):
         raise ReconcileError(Check.ENCODING, f"{n} is not an unsigned 63-bit integer")
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
+    return encode_uvarint(n)
 
 
 def _blob(b: bytes) -> bytes:
