@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from net_pairs import keys
+from tests.net.net_pairs import keys
 
 from ssblab.net.address import MultiserverAddress
 from ssblab.net.aio import Handler, RpcConnection, connect, default_handlers, serve

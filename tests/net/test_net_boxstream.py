@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from net_pairs import drain, run_handshake
+from tests.net.net_pairs import drain, run_handshake
 
 from ssblab.net.boxstream import (
     HEADER_LENGTH,

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from net_pairs import keys
+from tests.net.net_pairs import keys
 
 from ssblab.net.address import MultiserverAddress
 from ssblab.net.aio import RpcConnection, serve

@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from net_pairs import ConnectionPair, drain
+from tests.net.net_pairs import ConnectionPair, drain
 
 from ssblab.net.errors import LocalProtocolError, NetProtocolError
 from ssblab.net.muxrpc import (

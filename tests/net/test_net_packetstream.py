@@ -7,7 +7,7 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from net_pairs import drain
+from tests.net.net_pairs import drain
 
 from ssblab.net.errors import PacketStreamError
 from ssblab.net.packetstream import (

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nacl.public import PrivateKey
-from net_pairs import drain, handshake_pair, keys, run_handshake
+from tests.net.net_pairs import drain, handshake_pair, keys, run_handshake
 
 from ssblab.net.errors import HandshakeError, LocalProtocolError
 from ssblab.net.shs import (
