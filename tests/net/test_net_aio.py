@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from tests.net.net_pairs import keys
 
 from ssblab.net.address import MultiserverAddress
 from ssblab.net.aio import Handler, RpcConnection, connect, default_handlers, serve
 from ssblab.net.errors import HandshakeError, RemoteCallError
 from ssblab.net.muxrpc import CallType
 from ssblab.net.shs import MAIN_NETWORK_KEY
+from tests.net.net_pairs import keys
 
 SERVER, CLIENT = keys(2), keys(1)
 

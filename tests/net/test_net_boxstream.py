@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.net.net_pairs import drain, run_handshake
 
 from ssblab.net.boxstream import (
     HEADER_LENGTH,
@@ -16,6 +15,7 @@ from ssblab.net.boxstream import (
     increment_nonce,
 )
 from ssblab.net.errors import BoxStreamError, LocalProtocolError
+from tests.net.net_pairs import drain, run_handshake
 
 KEY, NONCE = bytes(range(32)), bytes(range(24))
 

@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.net.net_pairs import keys
 
 from ssblab.net.address import MultiserverAddress
 from ssblab.net.aio import RpcConnection, serve
+from tests.net.net_pairs import keys
 
 pytestmark = pytest.mark.interop
 

@@ -7,7 +7,6 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.net.net_pairs import ConnectionPair, drain
 
 from ssblab.net.errors import LocalProtocolError, NetProtocolError
 from ssblab.net.muxrpc import (
@@ -22,6 +21,7 @@ from ssblab.net.muxrpc import (
     StreamEnded,
 )
 from ssblab.net.packetstream import BodyType, Packet, PacketStreamDecoder, encode_packet
+from tests.net.net_pairs import ConnectionPair, drain
 
 MANIFEST = {
     "whoami": CallType.ASYNC,

@@ -7,7 +7,6 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.net.net_pairs import drain
 
 from ssblab.net.errors import PacketStreamError
 from ssblab.net.packetstream import (
@@ -18,6 +17,7 @@ from ssblab.net.packetstream import (
     PacketStreamGoodbye,
     encode_packet,
 )
+from tests.net.net_pairs import drain
 
 packets = st.builds(
     Packet,

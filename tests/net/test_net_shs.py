@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nacl.public import PrivateKey
-from tests.net.net_pairs import drain, handshake_pair, keys, run_handshake
 
 from ssblab.net.errors import HandshakeError, LocalProtocolError
 from ssblab.net.shs import (
@@ -16,6 +15,7 @@ from ssblab.net.shs import (
     HandshakeState,
     ServerHandshake,
 )
+from tests.net.net_pairs import drain, handshake_pair, keys, run_handshake
 
 
 @pytest.mark.parametrize("split", [None, 1, 7])
