@@ -248,8 +248,14 @@ def spark_session(
         extra_conf: more Spark settings; they override ours.
 
     Returns:
-        The active SparkSession.
+        The active SparkSession. A session that is already running is returned as it is: one process has one
+        SparkContext, and a library call (the CLI run in-process, a notebook helper) must not reconfigure it.
     """
+    from pyspark.sql import SparkSession
+
+    running = SparkSession.getActiveSession()
+    if running is not None:
+        return running
     cores = max(1, cores or os.cpu_count() or 1)
     resolved = resolve_master(master, cores)
     tmp_dir = _new_tmp_dir()
@@ -270,7 +276,6 @@ def spark_session(
         # Import the wrapper that matches the JVM side, ahead of any pip-installed `graphframes`.
         sys.path.insert(0, str(jar))
     spark = _start_with_fallback(resolved, app_name, conf)
-    # Also applies to a session that was already running when we were called.
     spark.sparkContext.setLogLevel(level)
     # connectedComponents refuses to run without a checkpoint directory.
     spark.sparkContext.setCheckpointDir(checkpoint_dir or str(tmp_dir / "checkpoints"))
