@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from ssblab.core import v8_json
+from ssblab.core.errors import InvalidJson
 from ssblab.core.strict_json import parse_json
 
 _MAX_SAFE_INTEGER = 2**53
@@ -58,13 +59,25 @@ def is_plain(value: Any) -> bool:
 
 
 def encode(value: Any, *, plain: bool | None = None) -> bytes:
-    """``JSON.stringify(value, null, 2)`` as UTF-8 bytes; ``plain`` skips the walk when `decode` proved it."""
+    """``JSON.stringify(value, null, 2)`` as UTF-8 bytes; ``plain`` skips the walk when `decode` proved it.
+
+    Raises:
+        InvalidJson: the value nests deeper than Python's recursion allows (~490 levels; V8 goes further, but no
+            real message comes near it: a message has at most 8192 characters).
+    """
     if plain or (plain is None and is_plain(value)):
         try:
             return orjson.dumps(value, option=orjson.OPT_INDENT_2)
         except orjson.JSONEncodeError:
-            pass  # e.g. a lone surrogate, which V8 escapes and orjson refuses
-    return v8_json.stringify(value).encode("utf-8", "surrogatepass")
+            pass  # a lone surrogate, which V8 escapes and orjson refuses, or nesting past orjson's 254 levels
+    return _exact(value, indent=2)
+
+
+def _exact(value: Any, indent: int) -> bytes:
+    try:
+        return v8_json.stringify(value, indent=indent).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        raise InvalidJson("the value is nested too deeply to serialize", code="json-depth") from None
 
 
 def encode_compact(value: Any) -> bytes:
@@ -74,7 +87,7 @@ def encode_compact(value: Any) -> bytes:
             return orjson.dumps(value)
         except orjson.JSONEncodeError:
             pass
-    return v8_json.stringify(value, indent=0).encode("utf-8", "surrogatepass")
+    return _exact(value, indent=0)
 
 
 def decode(raw: bytes | str) -> tuple[Any, bool]:
@@ -90,8 +103,11 @@ def decode(raw: bytes | str) -> tuple[Any, bool]:
     except orjson.JSONDecodeError:
         pass
     else:
-        if orjson.dumps(value) == data and is_plain(value):
-            return value, True
+        try:
+            if orjson.dumps(value) == data and is_plain(value):
+                return value, True
+        except orjson.JSONEncodeError:
+            pass  # nested past orjson's 254 levels: the strict path decides
     return parse_json(data), False
 
 

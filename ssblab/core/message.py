@@ -53,7 +53,7 @@ class Message(NamedTuple):
         """A message from its parsed value (``plain``: see `encoding.decode`)."""
         if not isinstance(value, dict):
             raise InvalidMessage(Rule.NOT_OBJECT, f"a message is a JSON object, got {_kind(value)}")
-        encoded = encode(value, plain=plain)
+        encoded = _encode(value, plain)
         return cls(value, encoded, message_id_of(encoded))
 
     @classmethod
@@ -65,7 +65,7 @@ class Message(NamedTuple):
             raise InvalidMessage(Rule.JSON, str(exc)) from exc
         if type(value) is not dict:
             raise InvalidMessage(Rule.NOT_OBJECT, f"a message is a JSON object, got {_kind(value)}")
-        encoded = encode(value, plain=plain)
+        encoded = _encode(value, plain)
         return cls(value, encoded, message_id_of(encoded))
 
     @property
@@ -107,6 +107,14 @@ class Message(NamedTuple):
     def to_kvt(self, received: float) -> dict[str, Any]:
         """The ``{key, value, timestamp}`` record that ssb-db and createHistoryStream(keys) use."""
         return {"key": self.id, "value": self.value, "timestamp": received}
+
+
+def _encode(value: Any, plain: bool | None = None) -> bytes:
+    """`encoding.encode`, with a value it cannot serialize reported as the message rule ``json``."""
+    try:
+        return encode(value, plain=plain)
+    except InvalidJson as exc:
+        raise InvalidMessage(Rule.JSON, str(exc)) from exc
 
 
 def decode_message_json(raw: bytes | str) -> tuple[Any, bool]:
@@ -302,7 +310,7 @@ def create_message(
         "hash": "sha256",
         "content": content,
     }
-    signature = keypair.sign(_signed_bytes(encode(value), key))
+    signature = keypair.sign(_signed_bytes(_encode(value), key))
     value["signature"] = b64(signature) + _SIG_SUFFIX
     msg = Message.from_value(value)
     check_shape(msg)

@@ -23,6 +23,7 @@ from ssblab import (
     message_id,
     to_uri,
     unbox,
+    validate_feed,
     verify_message,
 )
 from ssblab.core.message import Message
@@ -150,3 +151,19 @@ def test_any_field_of_any_type_gets_a_rule_not_a_crash(field: str, odd: object) 
         verify_message({**msg.value, field: odd})
     assert info.value.code in {field, "previous", "content-type", "box", "signature-format", "signature",
                                "author", "sequence", "timestamp", "hash", "content"}
+
+
+@pytest.mark.parametrize("depth", [300, 500, 950, 2000, 5000])
+def test_deep_nesting_gets_a_rule_not_a_crash(depth: int) -> None:
+    """orjson stops at 254 levels and Python's recursion near 490: beyond, a `json` rule, never a crash."""
+    nested: object = 1.0
+    for _ in range(depth):
+        nested = [nested]
+    raw = (b'{"previous":null,"author":"%s","sequence":1,"timestamp":1,"hash":"sha256","content":{"type":"deep",'
+           b'"x":%s1.0%s},"signature":"%s==.sig.ed25519"}') % (ALICE.id.encode(), b"[" * depth, b"]" * depth,
+                                                               b"A" * 86)
+    report = validate_feed([raw])
+    assert report.invalid == 1 and report.errors[0].code in {"json", "size"}  # indentation grows fast
+    with pytest.raises(InvalidMessage) as info:
+        create_message(ALICE, {"type": "deep", "x": nested}, timestamp=1)
+    assert info.value.code in {"json", "size"}
