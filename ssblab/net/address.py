@@ -12,9 +12,10 @@ Invariant: anything that is not a well-formed net/shs address raises :class:`Add
 from __future__ import annotations
 
 import base64
-import binascii
 from dataclasses import dataclass
 
+from ssblab.core.errors import InvalidRef
+from ssblab.core.refs import decode_canonical_b64
 from ssblab.net.errors import AddressError
 
 __all__ = ["MultiserverAddress", "parse_multiserver"]
@@ -89,9 +90,6 @@ def _parse_shs(transform: str) -> bytes:
     if scheme != "shs" or not sep:
         raise AddressError(f"multiserver: transform {transform!r} is not 'shs:KEY'")
     try:
-        key = base64.b64decode(key_text, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise AddressError(f"multiserver shs: key {key_text!r} is not base64") from exc
-    if base64.b64encode(key).decode() != key_text:
-        raise AddressError(f"multiserver shs: key {key_text!r} is not canonical base64")
-    return key
+        return decode_canonical_b64(key_text)
+    except InvalidRef as exc:
+        raise AddressError(f"multiserver shs: key {key_text!r}: {exc}") from exc
