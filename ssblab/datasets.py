@@ -1,0 +1,139 @@
+"""The embedded default dataset (``datasets/default.json``) as a network, a JSONL file, a store and a Parquet dataset.
+
+Notebooks, the demo and examples all start from the same data, so it is built once and cached: every derived form
+lives under ``$SSBLAB_DATA_CACHE`` (default ``~/.cache/ssblab/datasets``) in a folder named after a fingerprint of
+the parameters and of the code that produces it (the generator, the core, the store and the pipeline). Changing
+any of them yields a new folder, never a stale dataset. Each form is written into a temporary sibling and renamed
+into place, so an interrupted build leaves nothing that looks complete.
+
+The parameters are looked up in the repository's ``datasets/`` folder (a source checkout or an editable install)
+and then in ``<prefix>/share/ssblab/datasets`` (where a wheel installs them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ssblab.core.errors import SsbError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from ssblab.generate import GeneratedNetwork
+
+__all__ = [
+    "DatasetNotFound",
+    "cache_dir",
+    "default_jsonl",
+    "default_network",
+    "default_parquet",
+    "default_spec",
+    "default_store",
+    "spec_path",
+]
+
+PACKAGE = Path(__file__).resolve().parent
+# The code whose output a cached form depends on: a change to any of it invalidates the cache.
+PRODUCERS = ("generate", "core", "store", "pipeline")
+
+
+class DatasetNotFound(SsbError, FileNotFoundError):
+    code = "dataset"
+
+
+def spec_path(name: str = "default") -> Path:
+    """Where the parameters of dataset ``name`` are (``DatasetNotFound`` when nowhere)."""
+    candidates = [PACKAGE.parent / "datasets" / f"{name}.json",
+                  Path(sys.prefix) / "share" / "ssblab" / "datasets" / f"{name}.json"]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise DatasetNotFound(f"dataset {name!r}: no {name}.json in " + " or ".join(str(c.parent) for c in candidates))
+
+
+def default_spec(name: str = "default") -> dict[str, Any]:
+    """The parameters: ``name``, ``authors``, ``messages``, ``seed`` and generator ``options``."""
+    return json.loads(spec_path(name).read_text())
+
+
+def default_network(name: str = "default") -> GeneratedNetwork:
+    """The network the parameters describe (keys included, messages generated on demand)."""
+    from ssblab.generate import GeneratedNetwork, NetworkSpec
+
+    spec = default_spec(name)
+    return GeneratedNetwork(NetworkSpec(spec["authors"], spec["messages"], spec["seed"], **spec.get("options", {})))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SSBLAB_DATA_CACHE") or Path.home() / ".cache" / "ssblab" / "datasets")
+
+
+def _fingerprint(spec: dict[str, Any]) -> str:
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode())
+    for package in PRODUCERS:
+        for source in sorted((PACKAGE / package).rglob("*.py")):
+            digest.update(source.relative_to(PACKAGE).as_posix().encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _dataset_dir(name: str) -> Path:
+    return cache_dir() / f"{name}-{_fingerprint(default_spec(name))}"
+
+
+def _cached(path: Path, build: Callable[[Path], None]) -> Path:
+    """``path`` if it exists; otherwise ``build`` it at a temporary sibling and rename it into place."""
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        build(staging)
+        os.replace(staging, path)
+    finally:
+        if staging.is_dir():
+            shutil.rmtree(staging, ignore_errors=True)
+        else:
+            staging.unlink(missing_ok=True)
+    return path
+
+
+def default_jsonl(name: str = "default") -> Path:
+    """The network as JSONL (one compact message value per line, in log order)."""
+    from ssblab.generate import write_jsonl
+
+    return _cached(_dataset_dir(name) / f"{name}.jsonl",
+                   lambda out: write_jsonl(default_network(name).messages(), out))
+
+
+def default_store(name: str = "default") -> Path:
+    """A store folder holding the network (every message validated on the way in).
+
+    Treat it as read-only: it is shared by everyone who asks; copy it to change it.
+    """
+    from ssblab.store import Store, read_jsonl
+
+    def build(out: Path) -> None:
+        with Store(out) as store:
+            report = store.append(read_jsonl(default_jsonl(name)))
+        if not report.ok:
+            raise SsbError(f"dataset {name!r}: the generated network failed validation: {report}")
+
+    return _cached(_dataset_dir(name) / "store", build)
+
+
+def default_parquet(spark: SparkSession, name: str = "default") -> Path:
+    """The verified Parquet dataset of the network (``ssblab export --format parquet``), read-only like the store."""
+    from ssblab.pipeline.export import export_parquet
+
+    def build(out: Path) -> None:
+        export_parquet(spark, default_jsonl(name), out, progress=False)
+
+    return _cached(_dataset_dir(name) / "parquet", build)
