@@ -1,8 +1,9 @@
 """``ssblab demo``: the main job on the embedded default data.
 
 Generate the default network (datasets/default.json) into the store of a local "origin" peer, serve it on
-loopback and replicate every feed over EBT into a fresh store, verify that replica from scratch, and print a
-summary. Later stages (Spark, analyses, figures, report) join this pipeline.
+loopback and replicate every feed over EBT into a fresh store, verify that replica on Spark while exporting it as
+a Parquet dataset, run the graph, moderation, thread and archive analyses on that dataset, and write their
+figures and an HTML report into the output folder. Every stage shows a progress bar on a terminal.
 """
 
 from __future__ import annotations
@@ -11,55 +12,123 @@ import argparse
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ssblab.cli.progress import progress, ticking
+from ssblab.datasets import spec_path
 from ssblab.store import Store, read_jsonl
 from ssblab.store.store import StoreStats
-from ssblab.store.verify import verify_path
 
-DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "datasets" / "default.json"
+STAGES = 9
 
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     demo = verbs.add_parser("demo", help="run the main job on the embedded default data")
     demo.add_argument("--out", type=Path, default=Path("out"), help="output folder (default ./out)")
-    demo.add_argument("--spec", type=Path, default=DEFAULT_SPEC, help="dataset parameters (JSON)")
+    demo.add_argument("--spec", type=Path, help="dataset parameters (JSON; default datasets/default.json)")
+    demo.add_argument("--master", help="Spark master URL (default: local mode)")
     demo.set_defaults(run=run)
 
 
+def _stage(n: int, what: str) -> str:
+    return f"{n}/{STAGES} {what}"
+
+
 def run(args: argparse.Namespace) -> int:
-    from ssblab.generate import generate_network, write_jsonl
+    from ssblab.generate import GeneratedNetwork, NetworkSpec, write_jsonl
     from ssblab.replicate.loopback import replicate_stores
 
-    spec = json.loads(args.spec.read_text())
-    args.out.mkdir(parents=True, exist_ok=True)
-    jsonl, origin_dir, store_dir = args.out / f"{spec['name']}.jsonl", args.out / "origin", args.out / "store"
-    for folder in (origin_dir, store_dir):
+    spec = json.loads((args.spec or spec_path()).read_text())
+    network = GeneratedNetwork(NetworkSpec(spec["authors"], spec["messages"], spec["seed"], **spec.get("options", {})))
+    out = args.out
+    jsonl, origin_dir, store_dir = out / f"{spec['name']}.jsonl", out / "origin", out / "store"
+    for folder in (origin_dir, store_dir, out / "archive"):
         shutil.rmtree(folder, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
 
-    messages = generate_network(spec["authors"], spec["messages"], spec["seed"], **spec.get("options", {}))
-    with progress("1/4 generating", total=spec["messages"]) as bar:
-        write_jsonl(ticking(messages, bar), jsonl)
+    with progress(_stage(1, "generating"), total=spec["messages"]) as bar:
+        write_jsonl(ticking(network.messages(), bar), jsonl)
     with Store(origin_dir) as origin, Store(store_dir) as replica:
-        with progress("2/4 loading the origin peer", total=spec["messages"]) as bar:
+        with progress(_stage(2, "loading the origin peer"), total=spec["messages"]) as bar:
             loaded = origin.append(read_jsonl(jsonl), on_batch=bar.update)
-        with progress("3/4 replicating over EBT", total=spec["messages"]) as bar:
+        with progress(_stage(3, "replicating over EBT"), total=spec["messages"]) as bar:
             replicated = replicate_stores(origin, replica, sorted(origin.heads()), on_stored=bar.update)
         stats = replica.stats()
-    with progress("4/4 verifying the replica", total=spec["messages"]) as bar:
-        verified = verify_path(store_dir, on_message=bar.update)
+        feeds = [list(replica.feed(feed)) for feed in sorted(replica.heads())]
+    print(_summary(spec, stats))
+    print(f"  origin peer {loaded.valid} messages; EBT replication {replicated.messages} messages of "
+          f"{replicated.feeds} feeds in {replicated.seconds:.1f} s")
 
-    print(_summary(spec, stats, time.perf_counter() - started))
-    print(f"\norigin peer: {loaded.valid} messages; EBT replication: {replicated.messages} messages of "
-          f"{replicated.feeds} feeds in {replicated.seconds:.1f} s; verify: {verified.valid}/{verified.checked} valid")
-    print(f"data: {jsonl} (JSONL), {origin_dir} (the origin peer's store), {store_dir} (the replica)")
-    ok = loaded.ok and verified.ok and not replicated.errors and verified.valid == loaded.valid
+    report, valid = _analyse(args, network.ids[0], store_dir, jsonl, feeds)
+    report_path = _write_report(report, out)
+    print(f"\nverified on Spark: {valid}/{loaded.valid} valid; done in {time.perf_counter() - started:.0f} s")
+    print(f"  data     {jsonl} (JSONL), {origin_dir} (origin peer), {store_dir} (replica)")
+    print(f"  parquet  {out / 'parquet'} (tables: messages, posts, votes, contacts, abouts, links, tangle_edges, "
+          "blobs)")
+    print(f"  archive  {out / 'archive'} (ssb-archive blobs of every feed)")
+    print(f"  figures  {out / 'figures'}")
+    print(f"  report   {report_path}")
+    ok = loaded.ok and not replicated.errors and valid == loaded.valid == stats.messages
     return 0 if ok else 1
 
 
-def _summary(spec: dict, stats: StoreStats, seconds: float) -> str:
+def _analyse(args: argparse.Namespace, root: str, store_dir: Path, jsonl: Path,
+             feeds: list[list[Any]]) -> tuple[Any, int]:
+    """Stages 4-8 on Spark: verify and export, then each analysis of the exported dataset."""
+    from ssblab.graph.network import FollowNetwork
+    from ssblab.pipeline.export import export_parquet
+    from ssblab.pipeline.progress import job_progress
+    from ssblab.pipeline.session import spark_session
+    from ssblab.report import Report
+    from ssblab.report import analyses as an
+
+    spark = spark_session(args.master, app_name="ssblab-demo")
+    parquet = args.out / "parquet"
+    with job_progress(spark, _stage(4, "verifying on Spark and exporting Parquet")):
+        export_parquet(spark, store_dir, parquet, progress=False)
+    messages = spark.read.parquet(str(parquet / "messages")).cache()
+    valid = messages.where("valid").count()
+    net = FollowNetwork.from_path(spark, parquet)
+    last = messages.agg({"timestamp": "max"}).collect()[0][0]  # an aggregate: one row
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("the dataset and the follow graph", lambda: [an.overview_section(messages),
+                                                     an.follow_graph_section(net, root)]),
+        ("moderation scenarios", lambda: [an.moderation_section(net, root, since=last - 30 * an.DAY_MS)]),
+        ("threads and causal order", lambda: [an.tangles_section(
+            spark.read.parquet(str(parquet / "tangle_edges")), messages)]),
+        ("archives", lambda: [an.archives_section(feeds, jsonl, args.out / "archive" / "blobs")]),
+    ]
+    sections = []
+    for n, (what, step) in enumerate(steps, start=5):
+        with job_progress(spark, _stage(n, what)):
+            sections += step()
+    messages.unpersist()
+    title = "ssblab: the default network"
+    subtitle = (f"{valid:,} verified messages of {len(feeds)} feeds, replicated over EBT from a local peer and "
+                f"analysed on Spark {spark.version}.")
+    return Report(title, subtitle, sections, footer="Made by `ssblab demo`."), valid
+
+
+def _write_report(report: Any, out: Path) -> Path:
+    """Each figure as PNG and SVG under ``out/figures``, and the report as one offline HTML page."""
+    from ssblab import viz
+    from ssblab.report import render
+
+    figures = {name: chart for section in report.sections for name, chart in section.figures.items()}
+    with progress(f"{STAGES}/{STAGES} writing figures and the report", total=len(figures) + 1) as bar:
+        for name, chart in figures.items():
+            viz.save(chart, out / "figures" / name, formats=("png", "svg"))
+            bar.update()
+        path = out / "report.html"
+        path.write_text(render(report), encoding="utf-8")
+        bar.update()
+    return path
+
+
+def _summary(spec: dict, stats: StoreStats) -> str:
     span_days = ((stats.last_timestamp or 0) - (stats.first_timestamp or 0)) / 86_400_000
     lines = [
         f"ssblab demo: the '{spec['name']}' network (seed {spec['seed']})",
@@ -69,6 +138,5 @@ def _summary(spec: dict, stats: StoreStats, seconds: float) -> str:
         f"  forks      {stats.forks:>8}",
         "  types",
         *(f"    {kind:<14}{count:>6}" for kind, count in list(stats.types.items())[:10]),
-        f"  time       {seconds:>8.1f} s",
     ]
     return "\n".join(lines)

@@ -28,6 +28,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,6 +100,9 @@ def _engine_conf(master: str, cores: int, tmp_dir: Path) -> dict[str, str]:
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # saveAsTable never writes a spark-warehouse/ folder into the current directory (the repository).
         "spark.sql.warehouse.dir": str(tmp_dir / "warehouse"),
+        # Spark's stage bar would interleave with ssblab's own bars (`ssblab.pipeline.progress`), which also
+        # reach notebooks, where the JVM's stderr does not.
+        "spark.ui.showConsoleProgress": "false",
     }
     if _is_loopback(master):
         # Local and loopback-cluster runs need no network: binding the driver to loopback avoids hostname
@@ -133,8 +137,6 @@ def _test_conf() -> dict[str, str]:
     return {
         # No web UI: nothing binds port 4040+, start-up is faster and parallel test runs cannot collide.
         "spark.ui.enabled": "false",
-        # The stage progress bar would interleave with pytest's output.
-        "spark.ui.showConsoleProgress": "false",
     }
 
 
@@ -156,7 +158,7 @@ def session_conf(
         tmp_dir: per-session temp directory (holds the SQL warehouse).
         jar: the verified cached GraphFrames JAR, or None.
         use_packages: when ``jar`` is None, whether to fall back to ``spark.jars.packages``.
-        for_tests: add the test-suite settings (UI off, no progress bar).
+        for_tests: add the test-suite settings (UI off).
         log_config: a log4j2 properties file for the driver JVM, or None for Spark's default.
 
     Returns:
@@ -309,6 +311,10 @@ def graphframe(vertices: DataFrame, edges: DataFrame) -> Any:
         raise GraphFramesUnavailable(f"GraphFrames is unavailable: {problem}; {hint}")
     from graphframes import GraphFrame  # type: ignore[import-not-found]  # ships inside the JAR, untyped
 
+    # The 0.8 wrapper builds DataFrames the pre-3.4 way, and PySpark warns on each of its calls: noise that
+    # users cannot act on.
+    for internal in ("DataFrame constructor is internal", "DataFrame.sql_ctx is an internal property"):
+        warnings.filterwarnings("ignore", message=internal, category=UserWarning)
     return GraphFrame(vertices, edges)
 
 

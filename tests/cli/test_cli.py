@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from ssblab import Keypair, create_message
 
@@ -89,10 +90,18 @@ def test_generate_is_deterministic_and_verifies(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "authors must be at least 1" in bad.stderr
 
 
+@pytest.mark.slow
 def test_demo_runs_the_main_job(tmp_path: Path) -> None:
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"name": "tiny", "authors": 5, "messages": 120, "seed": 3}))
-    out = ssblab("demo", "--out", tmp_path / "out", "--spec", spec).stdout
-    assert "feeds             5" in out and "messages        120" in out
-    assert "EBT replication: 120 messages of 5 feeds" in out and "verify: 120/120 valid" in out
-    assert (tmp_path / "out" / "store" / "ssblab.sqlite3").exists()
+    spec.write_text(json.dumps({"name": "tiny", "authors": 8, "messages": 300, "seed": 3}))
+    out_dir = tmp_path / "out"
+    out = ssblab("demo", "--out", out_dir, "--spec", spec).stdout
+    assert "feeds             8" in out and "messages        300" in out
+    assert "EBT replication 300 messages of 8 feeds" in out and "verified on Spark: 300/300 valid" in out
+    assert (out_dir / "store" / "ssblab.sqlite3").exists()
+    assert json.loads((out_dir / "parquet" / "_ssblab_dataset.json").read_text())["tables"]["messages"]["rows"] == 300
+    report = (out_dir / "report.html").read_text()
+    for title in ("The dataset", "The follow graph", "Moderation scenarios", "Threads and causal order", "Archives"):
+        assert f"<h2>{title}</h2>" in report
+    assert report.count("<svg") == 4 and "<script" not in report  # figures inlined, nothing to fetch
+    assert {p.name for p in (out_dir / "figures").iterdir()} >= {"message-types.png", "archive-sizes.svg"}

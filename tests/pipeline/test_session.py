@@ -48,6 +48,7 @@ def test_without_jar_falls_back_to_packages(tmp_path: Path) -> None:
     assert conf["spark.jars.packages"] == GRAPHFRAMES_PACKAGE
     assert "spark.jars" not in conf
     assert "spark.ui.enabled" not in conf  # the UI stays on outside tests
+    assert conf["spark.ui.showConsoleProgress"] == "false"  # ssblab draws its own bars
     offline = session_conf("local[4]", cores=4, tmp_dir=tmp_path, jar=None, use_packages=False)
     assert not any(key.startswith("spark.jars") for key in offline)
 

@@ -1,0 +1,167 @@
+"""The main job's analyses of one Parquet dataset, each a report `Section` with its figures.
+
+Strategy: every function asks the library (`ssblab.graph`, `ssblab.tangles`, `ssblab.archive`) one or two
+questions, turns the answers into a few facts, a small table and Vega-Lite figures, and returns them as data.
+The facts are what a person would check first (how many, how far, what changes); the numbers come from the
+library, never from this module's own reimplementation of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ssblab import viz
+from ssblab.report.html import Section, Table
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from ssblab.core.message import Message
+    from ssblab.graph.network import FollowNetwork
+
+__all__ = ["archives_section", "follow_graph_section", "moderation_section", "overview_section", "tangles_section"]
+
+DAY_MS = 86_400_000
+
+
+def short(feed: str) -> str:
+    """A feed or message id cut to its first characters, for tables."""
+    return feed[:10] + "…"
+
+
+def overview_section(messages: DataFrame) -> Section:
+    """What the dataset holds: messages, feeds, validity, content types over time."""
+    frame = messages.select("author", "timestamp", "type", "is_private", "valid").toPandas()
+    kinds = frame["type"].fillna("private").value_counts()
+    span = (frame["timestamp"].max() - frame["timestamp"].min()) / DAY_MS if len(frame) else 0.0
+    facts = [("messages", len(frame)), ("feeds", frame["author"].nunique()),
+             ("valid", int(frame["valid"].sum())), ("private", int(frame["is_private"].sum())),
+             ("claimed time span (days)", round(float(span)))]
+    table = Table(["type", "messages"], [(kind, int(n)) for kind, n in kinds.items()], "messages by content type")
+    return Section("The dataset", "Every message was verified on Spark (signature, id, shape, hash chain) before "
+                   "export; the tables below are read from the exported Parquet dataset.", facts, [table],
+                   {"message-types": viz.message_types_over_time(frame[["timestamp", "type"]])})
+
+
+def _by_hops(hops: dict[str, int], max_hops: int) -> Any:
+    import pandas as pd
+
+    counts = Counter(v for v in hops.values() if 0 <= v <= max_hops)
+    cumulative, total = [], 0
+    for level in range(max_hops + 1):
+        total += counts.get(level, 0)
+        cumulative.append({"hops": level, "feeds": total})
+    return pd.DataFrame(cumulative)
+
+
+def _degree_counts(degrees: Any) -> Any:
+    import pandas as pd
+
+    parts = [degrees[column].value_counts().rename_axis("degree").reset_index(name="feeds").assign(direction=name)
+             for column, name in (("in_degree", "followers"), ("out_degree", "follows"))]
+    return pd.concat(parts, ignore_index=True)
+
+
+def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3) -> Section:
+    """The follow graph from one root: hops, replication set, degrees, PageRank, components."""
+    from pyspark.sql import functions as F
+
+    from ssblab.graph.analytics import connected_components, mutual_follows
+
+    hops = net.hops(root, max_hops)
+    by_hops = _by_hops(hops, max_hops)
+    degrees = net.degrees().toPandas()
+    components = connected_components(net.graph).select("component").distinct().count()
+    ranks = net.pagerank().orderBy(F.desc("pagerank"), "id").limit(5).collect()
+    facts = [("root (the most active feed)", root), ("feeds", len(degrees)),
+             ("follows", int(degrees["out_degree"].sum())), ("mutual follows", mutual_follows(net.follows).count()),
+             ("connected components", components),
+             *((f"feeds within {row.hops} hops", int(row.feeds)) for row in by_hops.itertuples()),
+             ("feeds the root's hops mark as blocked", sum(1 for v in hops.values() if v < 0))]
+    table = Table(["feed", "PageRank"], [(short(r["id"]), round(r["pagerank"], 4)) for r in ranks],
+                  "the most central feeds (PageRank, 10 iterations)")
+    return Section("The follow graph", "Who follows whom, and how far the root's replication reaches: SSB "
+                   "replicates the feeds within a few follow hops (ssb-friends semantics, blocks respected).",
+                   facts, [table], {"replication-growth": viz.replication_growth(by_hops),
+                                    "degree-distribution": viz.degree_distribution(_degree_counts(degrees))})
+
+
+def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Section:
+    """What-if blocks, shared moderation (§6.3) and the resource-attack cliques (§8.6) for the root."""
+    from pyspark.sql import functions as F
+
+    replicated = net.replication_set(root)
+    top = (net.pagerank().where(F.col("id").isin(sorted(replicated - {root})))
+           .orderBy(F.desc("pagerank"), "id").limit(1).collect())
+    rows: list[Sequence[Any]] = []
+    facts: list[tuple[str, Any]] = [("replication set at 2 hops", len(replicated))]
+    if top:
+        target = top[0]["id"]
+        whatif = net.whatif(root, [(root, target)])
+        facts.append((f"if the root blocked {short(target)} (its most central friend), feeds leaving",
+                      len(whatif.leaving)))
+        rows += [("block " + short(target), short(feed), old, new) for feed, (old, new) in
+                 list(whatif.changes.items())[:8]]
+    shared = net.shared_moderation(root, min_friends=2)
+    facts += [("trusted peers (followed by the root and 2+ of its friends)", len(shared.trusted)),
+              ("blocks adopted from them", len(shared.adopted)),
+              ("feeds leaving after adopting them", len(shared.effect.leaving))]
+    cliques = net.resource_attack_cliques(root, since=since)
+    facts.append(("dense recent cliques within 2 hops (§8.6)", len(cliques)))
+    table = Table(["scenario", "feed", "hops before", "hops after"], rows, "how the root's hops change")
+    clique_table = Table(["members", "density", "messages"],
+                         [(len(c.feeds), round(c.density, 2), c.messages) for c in cliques[:5]],
+                         "cliques ranked by the size of their logs")
+    return Section("Moderation scenarios", "Blocks change what a peer replicates. These are what-if answers: "
+                   "nothing is published.", facts, [table, clique_table])
+
+
+def tangles_section(edges: DataFrame, messages: DataFrame) -> Section:
+    """Threads: how many, how concurrent, how deep, and which links point at messages nobody has."""
+    from pyspark.sql import functions as F
+
+    from ssblab.tangles.spark import dangling_links, tangle_depths, tangle_heads
+
+    threads = edges.where(F.col("tangle") == "thread")
+    heads = tangle_heads(threads).cache()
+    depths = tangle_depths(threads).groupBy("root").agg(F.max("depth").alias("depth"), F.count("*").alias("size"))
+    deepest = depths.orderBy(F.desc("depth"), F.desc("size"), "root").limit(5).collect()
+    facts = [("threads", heads.count()),
+             ("threads with concurrent heads", heads.where("concurrent").count()),
+             ("links to messages not in the dataset", dangling_links(threads, messages).count())]
+    table = Table(["root", "messages", "Lamport depth"], [(short(r["root"]), r["size"], r["depth"]) for r in deepest],
+                  "the deepest threads")
+    heads.unpersist()
+    return Section("Threads and causal order", "Replies link to the messages they answer; those links, not the "
+                   "claimed timestamps, order a thread (a tangle).", facts, [table])
+
+
+def archives_section(feeds: Sequence[Sequence[Message]], jsonl: Path, blob_dir: Path) -> Section:
+    """Archive every feed (ssb-archive blobs), verify each by rebuilding it, and compare sizes."""
+    import pandas as pd
+
+    from ssblab.archive.bundle import build_archives
+    from ssblab.archive.verify import verify_by_rebuild
+    from ssblab.core.refs import b64
+    from ssblab.store.blobs import BlobStore
+
+    store = BlobStore(blob_dir)
+    archives, _ = build_archives(feeds)
+    for archive in archives:
+        for blob in archive.blobs():
+            store.add(blob)
+    def fetch(digest: bytes) -> bytes | None:
+        return store.get(f"&{b64(digest)}.sha256")
+
+    verified = sum(verify_by_rebuild(a.bundle, feed, fetch).messages for a, feed in zip(archives, feeds, strict=True))
+    archive_bytes = sum(store.size(ref) or 0 for ref in store)
+    json_bytes = jsonl.stat().st_size
+    sizes = pd.DataFrame({"format": ["JSONL", "archive blobs"], "bytes": [json_bytes, archive_bytes]})
+    facts = [("feeds archived", len(archives)), ("messages verified by rebuilding the blobs", verified),
+             ("archive size / JSONL size", f"{archive_bytes / json_bytes:.0%}")]
+    return Section("Archives", "Old feeds shared as compact ssb-archive blobs; a peer that has the messages "
+                   "rebuilds the blobs and compares their ids.", facts, [],
+                   {"archive-sizes": viz.size_comparison(sizes, title="The dataset as JSONL and as archives")})
