@@ -1,14 +1,13 @@
 """A real ssb-server 16 (ssb-friends 4.4.10) on an ssb-fixtures log answers friends.hops exactly as `hops` does.
 
-The server runs on loopback on a free port and is always stopped in the fixture's teardown; the queries go through
-``interop/js/hops.js``, which connects with the server's own secret (the master may call ``friends.hops``).
+The server runs on loopback on a free port and is always stopped in the fixture's teardown (`tests.ssbserver`);
+the queries go through ``interop/js/hops.js``, which connects with the server's own secret (the master may
+call ``friends.hops``).
 """
 
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,11 +18,11 @@ import pytest
 
 from ssblab.friends import DEFAULT_SERVER_MAX, contact_edges, hops
 from ssblab.store import read_source
-from tests.jsref import NODE_MODULES, requires_node, run_js, ssb_fixtures
+from tests.jsref import requires_node, run_js, ssb_fixtures
+from tests.ssbserver import require_js, ssb_server
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow, requires_node]
 
-SERVER_BIN = NODE_MODULES / "ssb-server" / "bin.js"
 SEED, MESSAGES, AUTHORS = 11, 5000, 300
 OTHER_ROOTS = 8
 
@@ -34,46 +33,13 @@ class Server:
     port: int
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def loopback_config(port: int) -> dict[str, Any]:
-    """Listen on 127.0.0.1 only, no LAN broadcast, no gossip (interop/README.md)."""
-    net = [{"host": "127.0.0.1", "port": port, "scope": ["device", "local", "public"], "transform": "shs"}]
-    return {
-        "connections": {"incoming": {"net": net}, "outgoing": {"net": [{"transform": "shs"}]}},
-        "local": False,
-        "gossip": {"local": False, "pub": False, "autoconnect": False},
-    }
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    if not SERVER_BIN.is_file():
-        pytest.skip("interop/node_modules has no ssb-server: run npm ci --ignore-scripts --prefix interop")
+    require_js()
     path = tmp_path_factory.mktemp("friends-server")
     ssb_fixtures(path, seed=SEED, messages=MESSAGES, authors=AUTHORS)
-    port = free_port()
-    config = path / "config"
-    config.write_text(json.dumps(loopback_config(port)))
-    with open(path / "server.log", "wb") as log:
-        proc = subprocess.Popen(
-            ["node", str(SERVER_BIN), "start", "--path", str(path), "--config", str(config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            yield Server(path, port)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with ssb_server(path) as (address, _):
+        yield Server(path, address.port)
 
 
 def ask(server: Server, queries: list[dict[str, Any]]) -> tuple[str, list[dict[str, int]]]:

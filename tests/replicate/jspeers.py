@@ -6,60 +6,18 @@ never leaves a server behind.
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-from nacl.signing import SigningKey
-
-from ssblab.core.keys import Keypair
 from ssblab.net.address import MultiserverAddress
 from tests.jsref import NODE_MODULES, ssb_fixtures
+from tests.ssbserver import free_port, require_js, ssb_server, stop, wait_for_port
 
-SSB_SERVER = NODE_MODULES / "ssb-server" / "bin.js"
-STARTUP_TIMEOUT = 60.0
-
-
-def require_js() -> None:
-    if not SSB_SERVER.exists() or not (NODE_MODULES / "ssb-client").is_dir():
-        pytest.skip("ssb-server/ssb-client are not installed (run `npm ci --ignore-scripts --prefix interop`)")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args!r} exited early: {log.read_text()[-2000:]}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"nothing listens on {port} within {STARTUP_TIMEOUT} s: {log.read_text()[-2000:]}")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
+__all__ = ["fixtures_dataset", "free_port", "require_js", "run_node_script", "ssb_server", "ssblab_serve"]
 
 def fixtures_dataset(directory: Path, seed: int, messages: int, authors: int) -> Path:
     """An ssb-fixtures dataset in ``directory`` (made once; ssb-fixtures would append to an existing log)."""
@@ -67,29 +25,6 @@ def fixtures_dataset(directory: Path, seed: int, messages: int, authors: int) ->
     if not log.exists():
         ssb_fixtures(directory, seed, messages, authors)
     return log
-
-
-@contextmanager
-def ssb_server(data: Path, legacy: bool = True) -> Iterator[tuple[MultiserverAddress, SigningKey]]:
-    """``ssb-server start`` over ``data`` on a free loopback port; yields its address and master key.
-
-    ``legacy`` turns ssb-replicate's createHistoryStream replication on (EBT is always on)."""
-    port = free_port()
-    incoming = {"host": "127.0.0.1", "port": port, "scope": ["device", "local", "public"], "transform": "shs"}
-    config = {"connections": {"incoming": {"net": [incoming]}, "outgoing": {"net": [{"transform": "shs"}]}},
-              "local": False, "gossip": {"local": False, "pub": False, "autoconnect": False},
-              "replicate": {"legacy": legacy}}
-    (data / "config").write_text(json.dumps(config))
-    log = data / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(["node", str(SSB_SERVER), "start", "--path", str(data), "--config",
-                                    str(data / "config")], stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_for_port(port, process, log)
-        master = Keypair.from_secret_file(data / "secret")
-        yield MultiserverAddress("127.0.0.1", port, master.public), SigningKey(master.seed)
-    finally:
-        stop(process)
 
 
 @contextmanager
