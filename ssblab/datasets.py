@@ -27,7 +27,7 @@ from ssblab.core.errors import SsbError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from ssblab.generate import GeneratedNetwork
+    from ssblab.generate import GeneratedNetwork, NetworkSpec
 
 __all__ = [
     "DatasetNotFound",
@@ -37,6 +37,7 @@ __all__ = [
     "default_parquet",
     "default_spec",
     "default_store",
+    "network_spec",
     "spec_path",
 ]
 
@@ -64,12 +65,19 @@ def default_spec(name: str = "default") -> dict[str, Any]:
     return json.loads(spec_path(name).read_text())
 
 
+def network_spec(parameters: dict[str, Any]) -> NetworkSpec:
+    """The generator's spec from a dataset's parameters (``authors``, ``messages``, ``seed``, ``options``)."""
+    from ssblab.generate import NetworkSpec
+
+    return NetworkSpec(parameters["authors"], parameters["messages"], parameters["seed"],
+                       **parameters.get("options", {}))
+
+
 def default_network(name: str = "default") -> GeneratedNetwork:
     """The network the parameters describe (keys included, messages generated on demand)."""
-    from ssblab.generate import GeneratedNetwork, NetworkSpec
+    from ssblab.generate import GeneratedNetwork
 
-    spec = default_spec(name)
-    return GeneratedNetwork(NetworkSpec(spec["authors"], spec["messages"], spec["seed"], **spec.get("options", {})))
+    return GeneratedNetwork(network_spec(default_spec(name)))
 
 
 def cache_dir() -> Path:

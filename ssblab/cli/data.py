@@ -16,9 +16,11 @@ from ssblab.store.verify import verify_path
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     gen = verbs.add_parser("generate", help="generate a realistic, signed SSB network as JSONL (seeded)")
-    gen.add_argument("--authors", type=int, default=40, help="number of feeds (default 40)")
-    gen.add_argument("--messages", type=int, default=3000, help="number of messages (default 3000)")
-    gen.add_argument("--seed", type=int, default=1, help="the same seed gives byte-identical output")
+    gen.add_argument("--spec", type=Path, help="dataset parameters (JSON, e.g. datasets/default.json); the flags "
+                     "below override them")
+    gen.add_argument("--authors", type=int, help="number of feeds (default 40)")
+    gen.add_argument("--messages", type=int, help="number of messages (default 3000)")
+    gen.add_argument("--seed", type=int, help="the same seed gives byte-identical output (default 1)")
     gen.add_argument("--hmac-key", help="sign for a test network with this HMAC key (base64)")
     gen.add_argument("--private-fraction", type=float, help="share of private messages (default as ssb-fixtures)")
     gen.add_argument("--secrets", type=Path, help="also write every author's secret file into this folder")
@@ -34,7 +36,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     exp = verbs.add_parser("export", help="write a store's messages out")
     exp.add_argument("--store", type=Path, required=True,
-                     help="the store folder (for parquet also a JSONL file, log.offset or ssb-fixtures folder)")
+                     help="the store folder (for parquet also a JSONL file, log.offset, ssb-fixtures folder, or an "
+                          "archive: archive.json, an 'archive build' folder or a blob folder)")
     exp.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl",
                      help="jsonl: the messages; parquet: a verified dataset of tables (docs/datasets.md)")
     exp.add_argument("--master", help="Spark master URL for --format parquet (default: local mode)")
@@ -45,7 +48,7 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     ver = verbs.add_parser("verify", help="verify every message of a JSONL file, log.offset or store",
                            description="Exit 0 when every message is valid, 1 otherwise.")
-    ver.add_argument("path", type=Path)
+    ver.add_argument("path", type=Path, help="a JSONL file, log.offset or store (with --engine spark also an archive)")
     ver.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     ver.add_argument("--engine", choices=["python", "spark"], default="python",
                      help="python: one process; spark: distributed (same verdicts, same output)")
@@ -56,11 +59,16 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from ssblab.generate import GeneratedNetwork, NetworkSpec, write_jsonl
+    from ssblab.datasets import network_spec
+    from ssblab.generate import GeneratedNetwork, write_jsonl
 
-    options = {} if args.private_fraction is None else {"private_fraction": args.private_fraction}
-    network = GeneratedNetwork(NetworkSpec(args.authors, args.messages, args.seed, hmac_key=args.hmac_key, **options))
-    with progress("generating", total=args.messages) as bar:
+    parameters = json.loads(args.spec.read_text()) if args.spec else {}
+    parameters = {"authors": 40, "messages": 3000, "seed": 1, **parameters}
+    parameters.update({k: v for k in ("authors", "messages", "seed") if (v := getattr(args, k)) is not None})
+    options = parameters.setdefault("options", {})
+    options.update({k: v for k in ("hmac_key", "private_fraction") if (v := getattr(args, k)) is not None})
+    network = GeneratedNetwork(network_spec(parameters))
+    with progress("generating", total=network.spec.messages) as bar:
         summary = write_jsonl(ticking(network.messages(), bar), args.out)
     if args.secrets:
         network.write_secrets(args.secrets)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ssblab.cli.progress import progress, ticking
-from ssblab.datasets import spec_path
+from ssblab.datasets import network_spec, spec_path
 from ssblab.store import Store, read_jsonl
 from ssblab.store.store import StoreStats
 
@@ -37,11 +37,11 @@ def _stage(n: int, what: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ssblab.generate import GeneratedNetwork, NetworkSpec, write_jsonl
+    from ssblab.generate import GeneratedNetwork, write_jsonl
     from ssblab.replicate.loopback import replicate_stores
 
     spec = json.loads((args.spec or spec_path()).read_text())
-    network = GeneratedNetwork(NetworkSpec(spec["authors"], spec["messages"], spec["seed"], **spec.get("options", {})))
+    network = GeneratedNetwork(network_spec(spec))
     out = args.out
     jsonl, origin_dir, store_dir = out / f"{spec['name']}.jsonl", out / "origin", out / "store"
     for folder in (origin_dir, store_dir, out / "archive"):
