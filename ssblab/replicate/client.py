@@ -111,6 +111,41 @@ async def _pump(source: AsyncIterator[Any], queue: asyncio.Queue[Any]) -> None:
         await queue.put(exc)
 
 
+class _FeedPull:
+    """One feed's history stream as it is validated and stored, in batches, from the store's head on."""
+
+    def __init__(self, conn: RpcConnection, writer: GroupWriter, feed: str,
+                 on_stored: Callable[[int], None] | None) -> None:
+        self.conn, self.writer, self.feed, self.on_stored = conn, writer, feed, on_stored
+        self.start = self.expected = writer.live.sequence(feed) + 1
+        self.batch: list[Message] = []
+
+    def error(self, why: str, code: str) -> ReplicationError:
+        return ReplicationError(f"{self.feed} from {self.conn.remote_id}: {why}", feed=self.feed, code=code)
+
+    @property
+    def stored(self) -> int:
+        return self.writer.live.sequence(self.feed) - self.start + 1
+
+    async def flush(self) -> None:
+        if self.batch:
+            errors, self.batch = await self.writer.append(self.batch), []
+            if errors:
+                raise self.error(str(errors[0]), errors[0].code)
+            if self.on_stored:
+                self.on_stored(self.stored)
+
+    def accept(self, item: Any) -> None:
+        """Queue a streamed item for storing; a stream error or an invalid message raises ReplicationError."""
+        if isinstance(item, Exception):
+            raise self.error(f"stream failed: {item}", "stream") from item
+        try:
+            self.batch.append(parse_item(item, self.feed, self.expected))
+        except InvalidMessage as exc:
+            raise self.error(str(exc), exc.code) from exc
+        self.expected += 1
+
+
 async def pull_feed(conn: RpcConnection, writer: GroupWriter, feed: str, *, live: bool = False,
                     stall: float = STALL_TIMEOUT, on_stored: Callable[[int], None] | None = None) -> int:
     """Replicate one feed from ``conn`` from the store's head on; returns how many messages were stored.
@@ -119,47 +154,26 @@ async def pull_feed(conn: RpcConnection, writer: GroupWriter, feed: str, *, live
         ReplicationError: the peer sent a bad message, stalled, failed the stream or dropped the connection;
             whatever validated before it is stored.
     """
-    start = expected = writer.live.sequence(feed) + 1
-    query = {"id": feed, "seq": expected, "keys": False, "live": live}
+    pull = _FeedPull(conn, writer, feed, on_stored)
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * BATCH)
-    source = conn.source("createHistoryStream", query)
+    source = conn.source("createHistoryStream", {"id": feed, "seq": pull.expected, "keys": False, "live": live})
     pump = asyncio.create_task(_pump(source, queue))
-    batch: list[Message] = []
-
-    async def flush() -> None:
-        nonlocal batch
-        if batch:
-            errors, batch = await writer.append(batch), []
-            if errors:
-                raise ReplicationError(f"{feed} from {conn.remote_id}: {errors[0]}", feed=feed, code=errors[0].code)
-            if on_stored:
-                on_stored(writer.live.sequence(feed) - start + 1)
-
     try:
         while True:
-            if queue.empty() or len(batch) >= BATCH:
-                await flush()
+            if queue.empty() or len(pull.batch) >= BATCH:
+                await pull.flush()
             try:
                 item = await asyncio.wait_for(queue.get(), None if live else stall)
             except TimeoutError:
-                raise ReplicationError(f"{feed} from {conn.remote_id}: peer stalled, nothing for {stall} s",
-                                       feed=feed, code="stalled") from None
+                raise pull.error(f"peer stalled, nothing for {stall} s", "stalled") from None
             if item is _END:
-                await flush()
-                return writer.live.sequence(feed) - start + 1
-            if isinstance(item, Exception):
-                await flush()
-                raise ReplicationError(f"{feed} from {conn.remote_id}: stream failed: {item}", feed=feed,
-                                       code="stream") from item
+                await pull.flush()
+                return pull.stored
             try:
-                batch.append(parse_item(item, feed, expected))
-            except InvalidMessage as exc:
-                await flush()
-                raise ReplicationError(f"{feed} from {conn.remote_id}: {exc}", feed=feed, code=exc.code) from exc
+                pull.accept(item)
             except ReplicationError:
-                await flush()
+                await pull.flush()  # what validated before the bad item is kept
                 raise
-            expected += 1
     finally:
         pump.cancel()
         with contextlib.suppress(asyncio.CancelledError):
