@@ -4,16 +4,19 @@ The format is specified in docs/archive-format.md. Layers: `svb`, `dense` and `t
 and writes the FlatBuffers (generated code in `fb`); `dictionaries` chains the shared dictionaries; `block`
 encodes and decodes one MessageBlock; `bundle` archives whole feeds; `verify` checks an announced archive both
 ways; `arrow` decodes into the pipeline's ``messages`` table (this module needs pyarrow, the others numpy and
-flatbuffers). Everything here is pure: no clock, no randomness, no I/O.
+flatbuffers). These are pure: no clock, no randomness, no I/O. `folder` reads and writes archives on disk
+(``archive*.json`` and a blob folder) and `sizes` measures a dataset in each format.
 """
 
 from ssblab.archive.bundle import (
     ARCHIVE_TYPE,
     FORMAT,
+    MAX_BUNDLE_BLOCKS,
     Archive,
     archive_content,
     build_archives,
     bundle_of,
+    select_blocks,
 )
 from ssblab.archive.dictionaries import Dictionaries
 from ssblab.archive.errors import (
@@ -24,13 +27,16 @@ from ssblab.archive.errors import (
     MissingDictionary,
     NotArchivable,
 )
+from ssblab.archive.folder import ArchiveFolder, open_archive, write_archives
 from ssblab.archive.verify import Verified, verify_by_rebuild, verify_fetched
 
 __all__ = [
     "ARCHIVE_TYPE",
     "FORMAT",
+    "MAX_BUNDLE_BLOCKS",
     "Archive",
     "ArchiveError",
+    "ArchiveFolder",
     "ArchiveMismatch",
     "Dictionaries",
     "MalformedArchive",
@@ -41,6 +47,9 @@ __all__ = [
     "archive_content",
     "build_archives",
     "bundle_of",
+    "open_archive",
+    "select_blocks",
     "verify_by_rebuild",
     "verify_fetched",
+    "write_archives",
 ]

@@ -14,6 +14,7 @@ from ssblab.archive.bundle import DEFAULT_BLOCK_SIZE, archive_content, build_arc
 from ssblab.archive.dictionaries import Dictionaries, Fetch
 from ssblab.archive.errors import ArchiveError, MissingBlob
 from ssblab.archive.flat import KIND_NAMES, Bundle
+from ssblab.archive.folder import write_archives
 from ssblab.archive.verify import verify_by_rebuild, verify_fetched
 from ssblab.core.encoding import encode_compact
 from ssblab.core.keys import Keypair
@@ -30,7 +31,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     build.add_argument("--store", type=Path, required=True)
     build.add_argument("--feed", required=True, help="the feed id (@….ed25519)")
     build.add_argument("--block-size", type=int, default=DEFAULT_BLOCK_SIZE)
-    build.add_argument("--out", type=Path, required=True, help="folder for blobs/ and archive.json")
+    build.add_argument("--out", type=Path, required=True,
+                       help="folder for blobs/ and archive.json (archive-2.json… when the feed needs several Bundles)")
     build.add_argument("--base", type=Path, help="an earlier archive.json whose dictionaries to extend (in --out)")
     build.add_argument("--publish", type=Path, help="the feed's secret: also append the archive message to the store")
     build.set_defaults(run=_build)
@@ -64,23 +66,28 @@ def _build(args: argparse.Namespace) -> int:
         base = None
         if args.base:
             base = Dictionaries.load(bundle_of(json.loads(args.base.read_text()))[0].dictionaries, _fetcher(blobs))
-        (archive,), _ = build_archives([feed], args.block_size, base)
-        for blob in archive.blobs():
-            blobs.add(blob)
-        content = archive_content(archive.bundle_blob)
-        (args.out / "archive.json").write_text(json.dumps(content) + "\n")
-        size = sum(map(len, archive.blobs()))
-        print(f"{len(feed)} messages in {len(archive.blocks)} blocks, {size:,} bytes -> {args.out / 'archive.json'}")
+        archives, _ = build_archives([feed], args.block_size, base)
+        files = write_archives(archives, args.out)
+        own = [blob for a in archives for blob in (*a.blocks, a.bundle_blob)]
+        size = sum(map(len, archives[0].dictionaries)) + sum(map(len, own))
+        count = sum(len(a.blocks) for a in archives)
+        print(f"{len(feed)} messages in {count} blocks, {size:,} bytes -> {', '.join(map(str, files))}")
         if args.publish:
-            keypair = Keypair.from_secret_file(args.publish)
-            if keypair.id != args.feed:
-                raise ArchiveError(f"--publish: the secret is {keypair.id}, not the archived feed {args.feed}")
-            state = store.head(keypair.id)
-            head = store.get(state.id) if state is not None else None
-            msg = create_message(keypair, content, previous=head, timestamp=time.time() * 1000)
-            store.append([msg])
-            print(f"published {msg.id}")
+            _publish(store, args, [archive_content(a.bundle_blob) for a in archives])
     return 0
+
+
+def _publish(store: Store, args: argparse.Namespace, contents: list[dict[str, Any]]) -> None:
+    """Append one archive message per Bundle to the feed, in order (a long feed needs several, §8.1)."""
+    keypair = Keypair.from_secret_file(args.publish)
+    if keypair.id != args.feed:
+        raise ArchiveError(f"--publish: the secret is {keypair.id}, not the archived feed {args.feed}")
+    for content in contents:
+        state = store.head(keypair.id)
+        head = store.get(state.id) if state is not None else None
+        msg = create_message(keypair, content, previous=head, timestamp=time.time() * 1000)
+        store.append([msg])
+        print(f"published {msg.id}")
 
 
 def _load(args: argparse.Namespace) -> tuple[Bundle, Fetch, Store | None]:

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  data     {jsonl} (JSONL), {origin_dir} (origin peer), {store_dir} (replica)")
     print(f"  parquet  {out / 'parquet'} (tables: messages, posts, votes, contacts, abouts, links, tangle_edges, "
           "blobs)")
-    print(f"  archive  {out / 'archive'} (ssb-archive blobs of every feed)")
+    print(f"  archive  {out / 'archive'} (ssb-archive Bundles and blobs of every feed)")
     print(f"  figures  {out / 'figures'}")
     print(f"  report   {report_path}")
     ok = loaded.ok and not replicated.errors and valid == loaded.valid == stats.messages
@@ -99,7 +99,7 @@ def _analyse(args: argparse.Namespace, root: str, store_dir: Path, jsonl: Path,
         ("moderation scenarios", lambda: [an.moderation_section(net, root, since=last - 30 * an.DAY_MS)]),
         ("threads and causal order", lambda: [an.tangles_section(
             spark.read.parquet(str(parquet / "tangle_edges")), messages)]),
-        ("archives", lambda: [an.archives_section(feeds, jsonl, args.out / "archive" / "blobs")]),
+        ("archives", lambda: [an.archives_section(feeds, jsonl, args.out / "archive")]),
     ]
     sections = []
     for n, (what, step) in enumerate(steps, start=5):

@@ -12,6 +12,7 @@ from typing import Any
 __all__ = [
     "GraphFramesUnavailable",
     "JarFetchError",
+    "archive_messages",
     "cached_jar",
     "connected_components",
     "ensure_jar",
@@ -31,6 +32,7 @@ _HOME = {
     "JarFetchError": "graphframes_jar",
     "cached_jar": "graphframes_jar",
     "ensure_jar": "graphframes_jar",
+    "archive_messages": "archives",
     "export_parquet": "export",
     "job_progress": "progress",
     "raw_messages": "load",

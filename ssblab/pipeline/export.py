@@ -1,6 +1,7 @@
 """``ssblab export --format parquet``: the verified messages and the derived tables as a Parquet dataset.
 
-Strategy: verify with the content carried along (`verify.verdicts_of`), write ``messages``, then derive every
+Strategy: verify with the content carried along (`verify.verdicts_of`; for an archive, `archives.archive_verdicts`,
+which decodes the blocks straight to Arrow in the workers), write ``messages``, then derive every
 other table from the written ``messages`` (so the expensive verification runs once) and write each with the
 layout its queries want (`LAYOUT`). Everything is written into a hidden sibling folder; only when every table
 and the manifest (``_ssblab_dataset.json``, with each table's row count) are complete is that folder renamed
@@ -74,12 +75,24 @@ def _write(df: DataFrame, table: str, folder: Path, files: int) -> None:
         "compression", "zstd").parquet(str(folder / table))
 
 
-def blob_sizes(spark: SparkSession, source: Path) -> DataFrame | None:
-    """(blob, size) of the blobs a store holds; None for other sources."""
+def _blob_folder(source: Path) -> Path | None:
+    """The blob folder a source carries: a store's, or an archive's (its Bundles, blocks and dictionaries)."""
     kind, where = resolve_source(source)
-    if kind != "store" or not (where / "blobs").exists():
+    if kind == "store":
+        return where / "blobs"
+    if kind == "archive":
+        from ssblab.archive.folder import open_archive
+
+        return open_archive(where).blobs
+    return None
+
+
+def blob_sizes(spark: SparkSession, source: Path) -> DataFrame | None:
+    """(blob, size) of the blobs a store or an archive holds; None for other sources."""
+    folder = _blob_folder(source)
+    if folder is None or not (folder / "sha256").exists():
         return None
-    store = BlobStore(where / "blobs")
+    store = BlobStore(folder)
     rows = [(ref, store.size(ref)) for ref in store]
     return spark.createDataFrame(rows, "blob string, size long")
 
@@ -102,6 +115,16 @@ def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.parquet"))
 
 
+def _verdicts(spark: SparkSession, source: str | Path, hmac_key: Any, split_bytes: int, rows_done: Any) -> DataFrame:
+    """The verdicts with the messages table's columns carried along, from whichever reader fits the source."""
+    if resolve_source(source)[0] == "archive":
+        from ssblab.pipeline.archives import archive_verdicts
+
+        return archive_verdicts(spark, source, hmac_key=hmac_key, carry=tables.CARRY, rows_done=rows_done)
+    return verdicts_of(spark, source, hmac_key=hmac_key, carry=tables.CARRY, split_bytes=split_bytes,
+                       rows_done=rows_done)
+
+
 def export_parquet(spark: SparkSession, source: str | Path, out: str | Path, *, hmac_key: Any = None,
                    files: int | None = None, split_bytes: int = SPLIT_BYTES,
                    progress: bool | None = None) -> ExportSummary:
@@ -109,11 +132,12 @@ def export_parquet(spark: SparkSession, source: str | Path, out: str | Path, *, 
 
     Args:
         spark: the session.
-        source: a JSONL file, a log.offset (or ssb-fixtures folder), or a store folder.
+        source: a JSONL file, a log.offset (or ssb-fixtures folder), a store folder, or an archive (an
+            ``archive.json``, a folder written by ``ssblab archive build``, or a blob folder holding Bundles).
         out: the dataset folder (replaced if it holds an earlier dataset).
         hmac_key: a test network's HMAC key.
         files: files of the ``messages`` table (default: the session's shuffle partitions).
-        split_bytes: bytes of source per verification task.
+        split_bytes: bytes of source per verification task (archives: whole blocks, `load.SPLIT_ROWS` messages).
         progress: show a progress bar (None: when stderr is a terminal, or in a notebook).
 
     Raises:
@@ -126,8 +150,7 @@ def export_parquet(spark: SparkSession, source: str | Path, out: str | Path, *, 
     files = files or int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
     try:
         with job_progress(spark, "exporting", enabled=progress) as rows_done:
-            rows = verdicts_of(spark, source, hmac_key=hmac_key, carry=tables.CARRY, split_bytes=split_bytes,
-                               rows_done=rows_done)
+            rows = _verdicts(spark, source, hmac_key, split_bytes, rows_done)
             _write(tables.messages_table(rows), "messages", staging, files)
             messages = spark.read.parquet(str(staging / "messages"))
             for name, derive in tables.DERIVED.items():

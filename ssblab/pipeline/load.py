@@ -1,8 +1,9 @@
-"""Readers of SSB data (a store, JSONL, a ``log.offset``) into Spark, in log order.
+"""Readers of SSB data (a store, JSONL, a ``log.offset``, an archive) into Spark, in log order.
 
-Strategy: the driver only cuts the source into *splits* (byte ranges at line or frame boundaries, or ranges of
-a store's log), which is cheap (counting newlines, hopping frame headers); each Spark task then reads its own
-split straight from the file in a Python worker. Raw bytes therefore never pass through the driver or the JVM
+Strategy: the driver only cuts the source into *splits* (byte ranges at line or frame boundaries, ranges of
+a store's log, or runs of an archive's blocks: `ssblab.pipeline.archives`), which is cheap (counting newlines,
+hopping frame headers, reading Bundles); each Spark task then reads its own split straight from the file in a
+Python worker. Raw bytes therefore never pass through the driver or the JVM
 before they are parsed, and the parse runs in parallel. `raw_messages` is the plain reader; the verifier fuses the
 same `iter_split` with its per-message checks in one task.
 
@@ -10,7 +11,7 @@ Invariants:
 - ``pos`` orders records as `ssblab.store.read_source` yields them (the line number of a JSONL file, the byte
   offset of a log.offset frame, the local seq of a store), and ``where`` is exactly the place that
   ``read_source`` names (``path:line``, ``path@offset``, ``store#seq``), so error messages match the
-  single-process verifier's word for word;
+  single-process verifier's word for word; archives number their messages feed by feed, block by block;
 - splits cover the source exactly once; a torn last log.offset frame ends the source, as in ``read_log_offset``;
 - workers read the source path themselves: on a multi-machine cluster it must be on a shared file system.
 """
@@ -25,6 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ssblab.store.sources import is_log_offset
 
 if TYPE_CHECKING:
@@ -33,20 +36,22 @@ if TYPE_CHECKING:
 _FRAME = struct.Struct(">I")
 SPLIT_BYTES = 16 * 2**20  # a task per 16 MiB of source keeps two cores busy and each task's memory small
 SPLIT_ROWS = 25_000  # the same for a store, counted in messages
-SPLIT_DDL = "kind string, path string, start long, end long, first long, prefix string"
+SPLIT_DDL = "kind string, path string, start long, end long, first long, prefix string, block string"
 RAW_DDL = "pos long, `where` string, raw binary, received double, torn string"
 
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """One task's share of a source: ``[start, end)`` in bytes (files) or in local seq (stores)."""
+    """One task's share of a source: ``[start, end)`` in bytes (files), in local seq (stores) or in ``pos``
+    (archives)."""
 
-    kind: str  # "jsonl", "log.offset" or "store"
-    path: str
+    kind: str  # "jsonl", "log.offset", "store" or "archive"
+    path: str  # the file, the store folder, or an archive's blob folder
     start: int
     end: int
     first: int  # the line number of the first line (jsonl); unused otherwise
     prefix: str  # what `where` starts with
+    block: str = ""  # archives: the blocks to read, as JSON (`archives.pieces_of`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,18 +65,52 @@ class RawRecord:
 
 def resolve_source(path: str | Path) -> tuple[str, Path]:
     """(kind, path) of a source, following `read_source` and `verify_path` (a store folder, an ssb-fixtures
-    folder with ``flume/log.offset``, a log.offset file, else JSONL)."""
+    folder with ``flume/log.offset``, a log.offset file, else JSONL), and archives (an ``archive.json``, a folder
+    written by ``ssblab archive build``, or a blob folder holding Bundles: `is_archive`)."""
     path = Path(path)
     if (path / "ssblab.sqlite3").exists():
         return "store", path
     if path.is_dir() and (path / "flume" / "log.offset").exists():
         path = path / "flume" / "log.offset"
+    elif is_archive(path):
+        return "archive", path
     return ("log.offset" if is_log_offset(path) else "jsonl"), path
+
+
+def is_archive_file(path: Path) -> bool:
+    """A small ``*.json`` file holding an ``archive`` message content (``archive.json``)."""
+    if path.suffix != ".json" or not path.is_file() or path.stat().st_size > 2**20:
+        return False
+    try:
+        content = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(content, dict) and content.get("type") == "archive"
+
+
+def is_archive(path: str | Path) -> bool:
+    """An archive as `ssblab.archive.folder.open_archive` reads it: an ``archive*.json`` file, a folder holding
+    such files or a ``blobs`` folder, or a blob folder itself (``sha256/``). Checked without the archive extra."""
+    path = Path(path)
+    if path.is_file():
+        return is_archive_file(path)
+    return path.is_dir() and ((path / "sha256").is_dir() or (path / "blobs" / "sha256").is_dir()
+                              or any(map(is_archive_file, path.glob("archive*.json"))))
+
+
+def _archive_reader() -> Any:
+    try:
+        from ssblab.pipeline import archives
+    except ImportError as exc:
+        raise ImportError(f"reading archives needs the archive extra: pip install 'ssblab[archive]' ({exc})") from exc
+    return archives
 
 
 def plan_splits(path: str | Path, *, split_bytes: int = SPLIT_BYTES, split_rows: int = SPLIT_ROWS) -> list[Split]:
     """Cut a source into splits at record boundaries (the driver's only pass over the data)."""
     kind, where = resolve_source(path)
+    if kind == "archive":
+        return _archive_reader().archive_splits(where, split_rows)  # type: ignore[no-any-return]
     if kind == "store":
         return _store_splits(where, split_rows)
     if kind == "log.offset":
@@ -123,6 +162,8 @@ def _store_splits(path: Path, split_rows: int) -> list[Split]:
 
 def iter_split(split: Split) -> Iterator[RawRecord]:
     """The raw records of one split, in log order (run in a Spark worker, or anywhere)."""
+    if split.kind == "archive":
+        return _archive_reader().archive_records(split)  # type: ignore[no-any-return]
     if split.kind == "store":
         return _store_records(split)
     if split.kind == "log.offset":

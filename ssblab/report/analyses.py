@@ -139,28 +139,28 @@ def tangles_section(edges: DataFrame, messages: DataFrame) -> Section:
                    "claimed timestamps, order a thread (a tangle).", facts, [table])
 
 
-def archives_section(feeds: Sequence[Sequence[Message]], jsonl: Path, blob_dir: Path) -> Section:
-    """Archive every feed (ssb-archive blobs), verify each by rebuilding it, and compare sizes."""
+def archives_section(feeds: Sequence[Sequence[Message]], jsonl: Path, out: Path) -> Section:
+    """Archive every feed (ssb-archive blobs and Bundles in ``out``), verify each by rebuilding it, compare sizes."""
     import pandas as pd
 
-    from ssblab.archive.bundle import build_archives
-    from ssblab.archive.verify import verify_by_rebuild
+    from ssblab.archive import build_archives, verify_by_rebuild, write_archives
     from ssblab.core.refs import b64
     from ssblab.store.blobs import BlobStore
 
-    store = BlobStore(blob_dir)
     archives, _ = build_archives(feeds)
-    for archive in archives:
-        for blob in archive.blobs():
-            store.add(blob)
+    write_archives(archives, out)
+    store = BlobStore(out / "blobs")
+
     def fetch(digest: bytes) -> bytes | None:
         return store.get(f"&{b64(digest)}.sha256")
 
-    verified = sum(verify_by_rebuild(a.bundle, feed, fetch).messages for a, feed in zip(archives, feeds, strict=True))
+    by_author = {feed[0].author: feed for feed in feeds}
+    verified = sum(verify_by_rebuild(a.bundle, by_author[a.feed], fetch).messages for a in archives)
     archive_bytes = sum(store.size(ref) or 0 for ref in store)
     json_bytes = jsonl.stat().st_size
     sizes = pd.DataFrame({"format": ["JSONL", "archive blobs"], "bytes": [json_bytes, archive_bytes]})
-    facts = [("feeds archived", len(archives)), ("messages verified by rebuilding the blobs", verified),
+    facts = [("feeds archived", len(by_author)), ("Bundles (archive messages)", len(archives)),
+             ("messages verified by rebuilding the blobs", verified),
              ("archive size / JSONL size", f"{archive_bytes / json_bytes:.0%}")]
     return Section("Archives", "Old feeds shared as compact ssb-archive blobs; a peer that has the messages "
                    "rebuilds the blobs and compares their ids.", facts, [],
