@@ -6,9 +6,9 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.ssblab-installed
 NPM_STAMP := interop/node_modules/.ssblab-installed
 
-.PHONY: setup jars test test-fast demo lab lint bench clean
+.PHONY: setup jars browser test test-fast demo lab lint bench clean
 
-setup: $(PY_STAMP) $(NPM_STAMP) jars
+setup: $(PY_STAMP) $(NPM_STAMP) jars browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ $(NPM_STAMP): interop/package.json interop/package-lock.json
 # when the cached JAR's sha256 matches.
 jars: $(PY_STAMP)
 	$(BIN)/python scripts/fetch_graphframes.py
+
+# Debian's chromium and chromedriver for the headless JupyterLab check (tests/notebooks/test_browser.py); as root
+# with apt-get only, otherwise it says what to install and that test skips.
+browser:
+	bash scripts/install_browser.sh
 
 test: setup
 	$(BIN)/python -m pytest

@@ -11,7 +11,7 @@ import ssblab
 PACKAGES = [
     "ssblab", "ssblab.core", "ssblab.store", "ssblab.net", "ssblab.net.ebt", "ssblab.generate", "ssblab.friends",
     "ssblab.certs", "ssblab.reconcile", "ssblab.sim", "ssblab.pipeline", "ssblab.viz", "ssblab.archive",
-    "ssblab.replicate", "ssblab.graph", "ssblab.tangles",
+    "ssblab.replicate", "ssblab.graph", "ssblab.tangles", "ssblab.widgets", "ssblab.report", "ssblab.datasets",
 ]
 
 

@@ -10,25 +10,37 @@ from pathlib import Path
 from typing import Any
 
 from ssblab.viz.charts import (
+    NODE_STATES,
     PALETTE,
     THEME,
+    bars,
+    coverage_samples,
     degree_distribution,
     dissemination_curve,
+    follow_network,
     message_types_over_time,
+    ranking,
     replication_growth,
+    series_lines,
     size_comparison,
     spec,
 )
 
 __all__ = [
+    "NODE_STATES",
     "PALETTE",
     "THEME",
     "as_altair",
+    "bars",
+    "coverage_samples",
     "degree_distribution",
     "dissemination_curve",
+    "follow_network",
     "message_types_over_time",
+    "ranking",
     "replication_growth",
     "save",
+    "series_lines",
     "size_comparison",
     "spec",
 ]

@@ -104,3 +104,104 @@ def size_comparison(sizes: Any, *, title: str = "Dataset size by format") -> dic
                 encoding={"y": {"field": "format", "type": "nominal", "sort": "-x", "title": None},
                           "x": {"field": "bytes", "type": "quantitative", "title": "bytes", "axis": {"format": "~s"}},
                           "color": {"field": "format", "type": "nominal", "legend": None}})
+
+
+# Node states of the network drawings (graph explorer, moderation panel): fixed colours, so a state looks the same
+# in every figure and widget.
+NODE_STATES = {"root": "#c8504d", "replicated": PALETTE[0], "leaving": PALETTE[1], "blocked": PALETTE[4],
+               "not replicated": "#c9c9c9"}
+
+
+def follow_network(nodes: Any, edges: Any, *, title: str = "Follow graph", subtitle: str = "",
+                   size: int = 460) -> dict[str, Any]:
+    """A drawn network: follows as lines under feeds as dots coloured by state (`NODE_STATES`).
+
+    Args:
+        nodes: ``x, y, label, state, hops`` (positions from a layout, e.g. `ssblab.widgets.radial_layout`).
+        edges: ``x, y, x2, y2, inside`` (``inside``: both ends are in the highlighted set).
+        title: the chart title; ``subtitle`` a line under it.
+        size: width and height in pixels (the layout is square).
+    """
+    node_rows, edge_rows = _records(nodes, ["x", "y", "label", "state", "hops"]), _records(
+        edges, ["x", "y", "x2", "y2", "inside"])
+    hidden = {"axis": None, "scale": {"zero": False, "nice": False}}
+    states = [state for state in NODE_STATES if any(row["state"] == state for row in node_rows)]
+    heading: dict[str, Any] = {"text": title, **({"subtitle": subtitle} if subtitle else {})}
+    return {"$schema": VEGA_LITE_SCHEMA, "config": THEME, "title": heading, "width": size, "height": size,
+            "layer": [
+                {"data": {"values": edge_rows}, "mark": {"type": "rule", "strokeWidth": 0.7},
+                 "encoding": {"x": {"field": "x", "type": "quantitative", **hidden},
+                              "y": {"field": "y", "type": "quantitative", **hidden},
+                              "x2": {"field": "x2"}, "y2": {"field": "y2"},
+                              "color": {"value": "#8a9bb0"},
+                              "opacity": {"condition": {"test": "datum.inside", "value": 0.45}, "value": 0.12}}},
+                {"data": {"values": node_rows}, "mark": {"type": "circle", "stroke": "white", "strokeWidth": 0.8},
+                 "encoding": {"x": {"field": "x", "type": "quantitative", **hidden},
+                              "y": {"field": "y", "type": "quantitative", **hidden},
+                              "size": {"condition": {"test": "datum.state === 'root'", "value": 260}, "value": 90},
+                              "color": {"field": "state", "type": "nominal", "title": None,
+                                        "scale": {"domain": states, "range": [NODE_STATES[s] for s in states]}},
+                              "opacity": {"value": 0.95},
+                              "tooltip": [{"field": "label", "title": "feed"}, {"field": "hops", "title": "hops"},
+                                          {"field": "state", "title": "state"}]}},
+            ]}
+
+
+def ranking(frame: Any, *, value: str, label: str = "label", title: str, subtitle: str = "",
+            value_format: str = ".3f") -> dict[str, Any]:
+    """Horizontal bars, largest first (top PageRank feeds, log sizes); needs ``label`` and ``value`` columns."""
+    return spec(frame, [label, value], title=title, subtitle=subtitle, height=max(120, 22 * len(frame)),
+                mark={"type": "bar", "color": PALETTE[0]},
+                encoding={"y": {"field": label, "type": "nominal", "sort": "-x", "title": None},
+                          "x": {"field": value, "type": "quantitative", "title": value,
+                                "axis": {"format": value_format}},
+                          "tooltip": [{"field": label}, {"field": value, "format": value_format}]})
+
+
+def coverage_samples(samples: Any) -> dict[str, Any]:
+    """The A.6 experiment: per sample, the share of friends and of friends of friends the random peers hold;
+    needs ``sample``, ``circle`` (``friends`` / ``friends of friends``) and ``covered`` (0..1)."""
+    return spec(samples, ["sample", "circle", "covered"], title="What a few random peers already hold",
+                subtitle="share of the root's friends and friends of friends in their 2-hop replication sets",
+                height=240, mark={"type": "tick", "thickness": 3, "size": 28},
+                encoding={"y": {"field": "circle", "type": "nominal", "title": None},
+                          "x": {"field": "covered", "type": "quantitative", "title": "covered",
+                                "scale": {"domain": [0, 1]}, "axis": {"format": "%"}},
+                          "color": {"field": "circle", "type": "nominal", "legend": None},
+                          "tooltip": [{"field": "sample"}, {"field": "covered", "format": ".0%"}]})
+
+
+def _scale(log: bool) -> dict[str, Any]:
+    return {"scale": {"type": "log"}} if log else {}
+
+
+def series_lines(frame: Any, *, x: str, y: str, series: str, title: str, subtitle: str = "",
+                 x_title: str | None = None, y_title: str | None = None, log_x: bool = False, log_y: bool = False,
+                 y_format: str | None = None) -> dict[str, Any]:
+    """Lines with points, one per ``series`` (ours against the paper's, a protocol against a baseline).
+
+    Needs the ``x``, ``y`` and ``series`` columns; log scales for costs that span orders of magnitude.
+    """
+    y_axis: dict[str, Any] = {"format": y_format} if y_format else {}
+    return spec(frame, [x, y, series], title=title, subtitle=subtitle,
+                mark={"type": "line", "point": True},
+                encoding={"x": {"field": x, "type": "quantitative", "title": x_title or x, **_scale(log_x)},
+                          "y": {"field": y, "type": "quantitative", "title": y_title or y, **_scale(log_y),
+                                **({"axis": y_axis} if y_axis else {})},
+                          "color": {"field": series, "type": "nominal", "title": None},
+                          "tooltip": [{"field": series}, {"field": x}, {"field": y}]})
+
+
+def bars(frame: Any, *, x: str, y: str, title: str, subtitle: str = "", color: str | None = None,
+         x_title: str | None = None, y_title: str | None = None, y_format: str = "~s") -> dict[str, Any]:
+    """Vertical bars of ``y`` per ``x`` (a Lamport-depth histogram, bytes per protocol), stacked by ``color``."""
+    columns = [x, y] + ([color] if color else [])
+    encoding: dict[str, Any] = {
+        "x": {"field": x, "type": "ordinal", "title": x_title or x, "axis": {"labelAngle": 0}},
+        "y": {"field": y, "type": "quantitative", "title": y_title or y, "axis": {"format": y_format}},
+        "tooltip": [{"field": c} for c in columns]}
+    if color:
+        encoding["color"] = {"field": color, "type": "nominal", "title": None}
+    return spec(frame, columns, title=title, subtitle=subtitle, height=260,
+                mark={"type": "bar", "width": {"band": 0.75}, **({} if color else {"color": PALETTE[0]})},
+                encoding=encoding)

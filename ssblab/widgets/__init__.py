@@ -1,0 +1,45 @@
+"""Notebook widgets: feed browser, follow-graph explorer, moderation what-if panel, thread viewer, archive inspector.
+
+Every widget is a plain model (state and pure computations, tested without a browser or Jupyter) with a
+``widget()`` method that builds its thin ipywidgets view. Names resolve on first use, so ``import ssblab.widgets``
+loads neither ipywidgets nor pandas nor pyspark: those come with the ``notebooks`` (and ``spark``) extras.
+
+Examples:
+    >>> from ssblab.widgets import GraphExplorer, GraphSnapshot  # doctest: +SKIP
+    >>> GraphExplorer(GraphSnapshot.from_network(net), root).widget()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> the submodule that defines it. Each widget's module adds its public names here.
+_HOME = {
+    "GraphSnapshot": "snapshot",
+    "short_id": "snapshot",
+    "radial_layout": "drawing",
+    "FeedBrowser": "feed_browser",
+    "FeedSummary": "feed_browser",
+    "GraphExplorer": "graph_explorer",
+    "WidgetError": "graph_explorer",
+    "hop_counts": "graph_explorer",
+    "ModerationPanel": "moderation_panel",
+    "clique_attack": "scenarios",
+    "ThreadViewer": "thread_viewer",
+    "ArchiveInspector": "archive_inspector",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'ssblab.widgets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"ssblab.widgets.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])

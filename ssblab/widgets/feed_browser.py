@@ -1,0 +1,184 @@
+"""The feed browser: pick a feed, read its messages page by page, filtered by type, with each one's verdict.
+
+Strategy: a plain model (`FeedBrowser`: which feed, which types, which page) over a table with the columns of the
+Parquet ``messages`` table (``id, author, sequence, timestamp, type, content, valid, error``), held as a pandas
+frame. It comes from a dataset (`from_table`, one Spark query) or straight from messages (`from_messages`, which
+validates them with the core's `FeedValidator`, so verdicts are the same as the pipeline's). Pure functions render
+a page as HTML; the ipywidgets view (`ssblab.widgets.views.feed_browser_view`) only forwards clicks.
+
+Invariants: a page lists one feed's messages in sequence order; the page index always lies within the pages of the
+current selection (changing feed or filter returns to the first page); private messages have the type
+``private`` and show their ciphertext, unread.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ssblab.core.errors import InvalidMessage
+from ssblab.core.validate import FeedValidator, as_message
+from ssblab.widgets.graph_explorer import WidgetError
+from ssblab.widgets.snapshot import short_id
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+COLUMNS = ["id", "author", "sequence", "timestamp", "type", "content", "valid", "error"]
+PRIVATE = "private"  # the type shown for encrypted content, which has none in the clear
+CONTENT_PREVIEW = 600  # characters of pretty-printed content per message
+
+
+@dataclass(frozen=True)
+class FeedSummary:
+    """One feed as the picker lists it."""
+
+    feed: str
+    messages: int
+    invalid: int
+    types: tuple[tuple[str, int], ...]  # (type, count), most frequent first
+
+
+def _type_column(frame: Any) -> Any:
+    return frame["type"].fillna(PRIVATE)
+
+
+def _record(msg: Any, position: int, ok: bool, error: InvalidMessage | None) -> dict[str, Any]:
+    value = msg.value
+    content = value.get("content")
+    kind = content.get("type") if isinstance(content, dict) else None
+    return {"id": msg.id, "author": value.get("author"), "sequence": value.get("sequence", position),
+            "timestamp": float(value.get("timestamp") or 0.0), "type": kind if isinstance(kind, str) else None,
+            "content": orjson.dumps(content).decode(), "valid": ok,
+            "error": None if error is None else error.rule.value}
+
+
+class FeedBrowser:
+    """Which feed, which message types, which page; the rows of that page.
+
+    Examples:
+        >>> from ssblab.generate import generate_network
+        >>> browser = FeedBrowser.from_messages(generate_network(authors=3, messages=30, seed=1), page_size=5)
+        >>> len(browser.page_rows()), browser.page
+        (5, 0)
+    """
+
+    def __init__(self, messages: Any, *, page_size: int = 20, names: dict[str, str] | None = None) -> None:
+        missing = [c for c in COLUMNS if c not in messages.columns]
+        if missing:
+            raise WidgetError(f"feed browser: the messages table lacks columns {missing}")
+        if page_size < 1:
+            raise WidgetError(f"feed browser: page_size must be at least 1, got {page_size}")
+        frame = messages[COLUMNS].assign(type=lambda f: _type_column(f))
+        self.messages = frame.sort_values(["author", "sequence"], kind="stable").reset_index(drop=True)
+        self.names = names or {}
+        self.page_size = page_size
+        feeds = self.feeds()
+        if not feeds:
+            raise WidgetError("feed browser: there are no messages to browse")
+        self.feed, self.types, self.page = feeds[0].feed, frozenset[str](), 0
+
+    @classmethod
+    def from_table(cls, messages: DataFrame, *, authors: Sequence[str] | None = None, **options: Any) -> FeedBrowser:
+        """From a dataset's ``messages`` table; ``authors`` limits what is collected to the driver."""
+        from pyspark.sql import functions as F
+
+        table = messages if authors is None else messages.where(F.col("author").isin(list(authors)))
+        return cls(table.select(*COLUMNS).toPandas(), **options)
+
+    @classmethod
+    def from_messages(cls, items: Iterable[Any], **options: Any) -> FeedBrowser:
+        """From message values (or `Message`s, raw JSON) in log order, each checked by the core's validator."""
+        import pandas as pd
+
+        validator, rows = FeedValidator(), []
+        for position, item in enumerate(items, start=1):
+            try:
+                msg = as_message(item)
+            except InvalidMessage:
+                continue  # unparseable: it has no author or sequence to file it under
+            errors = len(validator.report.errors)
+            ok = validator.push(msg)
+            error = validator.report.errors[-1] if len(validator.report.errors) > errors else None
+            rows.append(_record(msg, position, ok, error))
+        return cls(pd.DataFrame(rows, columns=COLUMNS), **options)
+
+    def feeds(self) -> list[FeedSummary]:
+        """Every feed, the longest first (then by id)."""
+        summaries = []
+        for feed, rows in self.messages.groupby("author", sort=True):
+            types = rows["type"].value_counts()
+            summaries.append(FeedSummary(str(feed), len(rows), int((~rows["valid"].astype(bool)).sum()),
+                                         tuple((str(t), int(n)) for t, n in types.items())))
+        return sorted(summaries, key=lambda s: (-s.messages, s.feed))
+
+    def label(self, feed: str) -> str:
+        name = self.names.get(feed)
+        return f"{name} ({short_id(feed)})" if name else short_id(feed)
+
+    def select(self, feed: str) -> FeedBrowser:
+        if not (self.messages["author"] == feed).any():
+            raise WidgetError(f"feed browser: no messages by {feed!r}")
+        self.feed, self.page = feed, 0
+        return self
+
+    def filter_types(self, types: Iterable[str]) -> FeedBrowser:
+        """Show only these types (``private`` for encrypted messages); empty shows everything."""
+        self.types, self.page = frozenset(types), 0
+        return self
+
+    def selection(self) -> Any:
+        """The current feed's messages that pass the type filter, in sequence order."""
+        rows = self.messages[self.messages["author"] == self.feed]
+        return rows[rows["type"].isin(self.types)] if self.types else rows
+
+    @property
+    def page_count(self) -> int:
+        return max(1, -(-len(self.selection()) // self.page_size))
+
+    def go(self, page: int) -> FeedBrowser:
+        """Jump to ``page`` (clamped to the first and last page)."""
+        self.page = min(max(page, 0), self.page_count - 1)
+        return self
+
+    def page_rows(self) -> list[dict[str, Any]]:
+        """The rows of the current page, as plain dicts."""
+        start = self.page * self.page_size
+        return self.selection().iloc[start:start + self.page_size].to_dict(orient="records")  # type: ignore[no-any-return]
+
+    def page_html(self) -> str:
+        """The current page as an HTML table."""
+        rows = "".join(_row_html(row) for row in self.page_rows()) or "<tr><td colspan=4>no messages</td></tr>"
+        head = (f"<div class='ssblab-feed'><b>{html.escape(self.label(self.feed))}</b> — page {self.page + 1} of "
+                f"{self.page_count} ({len(self.selection())} messages)")
+        return (f"{head}<table><tr><th>seq</th><th>when</th><th>type</th><th>content</th></tr>{rows}</table>"
+                "</div>")
+
+    def widget(self) -> Any:
+        """The ipywidgets view (needs the ``notebooks`` extra)."""
+        from ssblab.widgets.views import feed_browser_view
+
+        return feed_browser_view(self)
+
+
+def _pretty(content: str) -> str:
+    try:
+        text = orjson.dumps(orjson.loads(content), option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONDecodeError:
+        text = content
+    return text if len(text) <= CONTENT_PREVIEW else text[:CONTENT_PREVIEW] + " …"
+
+
+def _row_html(row: dict[str, Any]) -> str:
+    when = datetime.fromtimestamp(row["timestamp"] / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+    verdict = ("" if row["valid"] else
+               f"<br><span style='color:#c8504d'>invalid: {html.escape(str(row['error']))}</span>")
+    return (f"<tr><td>{row['sequence']}</td><td style='white-space:nowrap'>{when}</td>"
+            f"<td>{html.escape(row['type'])}{verdict}</td>"
+            f"<td><pre style='margin:0;white-space:pre-wrap;word-break:break-all'>"
+            f"{html.escape(_pretty(row['content']))}</pre></td></tr>")

@@ -1,0 +1,123 @@
+"""The graph explorer and the moderation panel: their models against `FollowNetwork` on the same data."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ssblab.friends import BLOCK, FOLLOW, UNFOLLOW, contact_edges
+from ssblab.generate import generate_network
+from ssblab.graph import FollowNetwork, hops_table
+from ssblab.widgets import GraphExplorer, GraphSnapshot, ModerationPanel, WidgetError, hop_counts, radial_layout
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+F, B, U = FOLLOW, BLOCK, UNFOLLOW
+SMALL = {("me", "a"): F, ("me", "b"): F, ("a", "c"): F, ("b", "c"): F, ("a", "d"): F, ("d", "e"): F,
+         ("b", "t"): F, ("t", "u"): F, ("me", "x"): B, ("a", "y"): U}
+
+
+@pytest.fixture(scope="module")
+def messages() -> list:
+    return list(generate_network(authors=14, messages=500, seed=11))
+
+
+@pytest.fixture(scope="module")
+def network(spark: SparkSession, messages: list) -> FollowNetwork:
+    return FollowNetwork.from_messages(spark, messages)
+
+
+def test_snapshot_reads_contacts_as_ssb_friends_and_names_from_abouts(messages: list) -> None:
+    snap = GraphSnapshot.from_messages(messages)
+    expected = {pair: state.weight for pair, state in contact_edges(messages).items() if pair[0] != pair[1]}
+    assert dict(snap.edges) == expected and expected
+    abouts = [m for m in messages if isinstance(m.content, dict) and m.content.get("type") == "about"]
+    named = {m.author for m in abouts if m.content.get("about") == m.author and isinstance(m.content.get("name"), str)}
+    assert set(snap.names) == named
+    feed = sorted(named)[0]
+    assert snap.label(feed).startswith(snap.names[feed]) and feed[:7] in snap.label(feed)
+    blocked = snap.with_blocks([("me", "a"), ("b", "b")])
+    assert blocked.edges[("me", "a")] == BLOCK and ("b", "b") not in blocked.edges and ("me", "a") not in snap.edges
+
+
+def test_hop_counts_cover_every_feed_once() -> None:
+    values = {"me": 0, "a": 1, "b": 2, "x": -1, "y": -3}
+    assert hop_counts(values, ["me", "a", "b", "x", "y", "far"], 1) == [
+        ("0", 1), ("1", 1), ("blocked", 2), ("beyond", 1), ("unreached", 1)]
+
+
+def test_radial_layout_puts_each_feed_on_its_hop_ring() -> None:
+    snap = GraphSnapshot(SMALL)
+    values = snap.hops("me", 2)
+    placed = radial_layout(snap.feeds, values, snap.follows(), 2)
+    assert set(placed) == set(snap.feeds) and placed["me"] == (0.0, 0.0)
+    for feed, (x, y) in placed.items():
+        value = values.get(feed)
+        ring = value if value is not None and 0 <= value <= 2 else 3
+        assert math.hypot(x, y) == pytest.approx(ring)
+    assert placed == radial_layout(reversed(snap.feeds), values, snap.follows(), 2)  # order-free
+    assert set(radial_layout(snap.feeds, values, snap.follows(), 2, max_nodes=3)) == {"me", "a", "b"}
+
+
+def test_explorer_state_and_errors() -> None:
+    explorer = GraphExplorer(GraphSnapshot(SMALL), "me", max_hops=1)
+    assert explorer.replication_set == {"me", "a", "b"}
+    assert explorer.set_max_hops(3).replication_set == {"me", "a", "b", "c", "d", "t", "e", "u"}
+    assert explorer.growth().to_dict(orient="list") == {"hops": [0, 1, 2, 3], "feeds": [1, 3, 6, 8]}
+    assert explorer.roots()[0] in {"me", "a", "b"}  # the feeds following the most come first
+    with pytest.raises(WidgetError, match="hops must be within"):
+        explorer.set_max_hops(7)
+    with pytest.raises(WidgetError, match="not a feed of this graph"):
+        explorer.set_root("nobody")
+    chart = explorer.set_root("a").set_max_hops(1).chart()
+    nodes = {row["label"].rstrip("…"): row["state"] for row in chart["layer"][1]["data"]["values"]}
+    assert nodes["a"] == "root" and nodes["c"] == "replicated" and nodes["y"] == "blocked"
+    assert nodes["me"] == "not replicated"
+    assert "<table>" in explorer.summary_html()
+
+
+def test_explorer_answers_as_follow_network(spark: SparkSession, messages: list, network: FollowNetwork) -> None:
+    snap = GraphSnapshot.from_network(network)
+    assert dict(snap.edges) == dict(GraphSnapshot.from_messages(messages).edges)
+    explorer = GraphExplorer(snap)
+    roots = explorer.roots()[:3]
+    for max_hops in (1, 2):
+        expected = hops_table(network.edges, roots, max_hops)  # one Spark traversal for all the roots
+        for root in roots:
+            explorer.set_root(root).set_max_hops(max_hops)
+            assert explorer.hops == expected[root]
+    assert explorer.replication_set == network.replication_set(roots[-1], 2)
+
+
+def test_panel_toggles_blocks_as_a_set() -> None:
+    panel = ModerationPanel(GraphSnapshot(SMALL), "me", watch="c")
+    assert panel.result().changes == {} and panel.result().views == {}
+    panel.toggle("me", "a").toggle("b", "c")
+    assert panel.blocks == {("me", "a"), ("b", "c")}
+    assert panel.result().leaving == ["a", "c", "d"]  # e is 3 hops out: never replicated
+    assert panel.result().views == {"me": (2, -2), "b": (1, -1)}
+    states = panel.states()
+    assert states["a"] == "leaving" and states["me"] == "root" and states["t"] == "replicated"
+    assert "Leaving" in panel.summary_html() and "Whose view of c… changes" in panel.summary_html()
+    assert panel.toggle("b", "c").toggle("me", "a").blocks == frozenset()
+    with pytest.raises(WidgetError, match="cannot block itself"):
+        panel.toggle("a", "a")
+    with pytest.raises(WidgetError, match="not a feed"):
+        panel.toggle("me", "nobody")
+
+
+def test_panel_answers_as_follow_network_whatif(network: FollowNetwork) -> None:
+    snap = GraphSnapshot.from_network(network)
+    root = GraphExplorer(snap).roots()[0]
+    panel = ModerationPanel(snap, root)
+    friends = panel.candidates()
+    blocks = [(root, friends[0]), (friends[1], friends[2]), (friends[3], friends[1])]
+    for blocker, blocked in blocks:
+        panel.toggle(blocker, blocked)
+    panel.set_watch(friends[2])
+    expected = network.whatif(root, blocks, max_hops=2, feed=friends[2])
+    assert panel.result() == expected
+    assert panel.result().changes and panel.result().views  # the scenario is not a trivial one
