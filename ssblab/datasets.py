@@ -104,7 +104,12 @@ def _cached(path: Path, build: Callable[[Path], None]) -> Path:
     staging = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
         build(staging)
-        os.replace(staging, path)
+        try:
+            os.replace(staging, path)
+        except OSError:
+            if not path.exists():
+                raise
+            # Another process built the same form meanwhile: the same bytes, so keep theirs.
     finally:
         if staging.is_dir():
             shutil.rmtree(staging, ignore_errors=True)

@@ -181,7 +181,7 @@ def _when(ms: float) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def short_id(message_id: str, length: int = 8) -> str:
+def _short(message_id: str, length: int = 8) -> str:
     """``%AbCdEfGh…``: enough of an id to tell messages of one thread apart."""
     return message_id[: length + 1] + "…"
 
@@ -195,13 +195,13 @@ def _gutter(row: ThreadRow, width: int, order: str) -> str:
 def _marks(row: ThreadRow) -> list[str]:
     marks = ["root"] if row.is_root else []
     if row.branches_from is not None:
-        marks.append(f"branches from {short_id(row.branches_from)}")
+        marks.append(f"branches from {_short(row.branches_from)}")
     if row.is_head:
         marks.append("head")
     if row.missing:
         marks.append(f"links {len(row.missing)} missing")
     if row.contradicts is not None:
-        marks.append(f"claims to be older than its ancestor {short_id(row.contradicts)}")
+        marks.append(f"claims to be older than its ancestor {_short(row.contradicts)}")
     return marks
 
 
@@ -213,7 +213,7 @@ def render_text(view: ThreadLayout, order: str = "causal", *, authors: Mapping[s
         depth = "?" if row.depth is None else str(row.depth)
         marks = "  [" + "; ".join(_marks(row)) + "]" if _marks(row) else ""
         lines.append(f"{depth:>3} {_gutter(row, view.lanes, order)} {_when(row.timestamp)} "
-                     f"{names.get(row.id, ''):<12.12} {short_id(row.id)}{marks}")
+                     f"{names.get(row.id, ''):<12.12} {_short(row.id)}{marks}")
     return "\n".join(lines)
 
 
@@ -275,7 +275,8 @@ class ThreadViewer:
         # Biggest threads first: they are the interesting ones to open.
         self.roots = sorted(by_root, key=lambda r: (-len(by_root[r].timestamps), r))
         self.tangles, self.authors, self.texts = by_root, dict(authors or {}), dict(texts or {})
-        self.root, self.order, self.selected = self.roots[0], "causal", None
+        self.root, self.order = self.roots[0], "causal"
+        self.selected: str | None = None
         self._layouts: dict[str, ThreadLayout] = {}
 
     @classmethod
@@ -338,7 +339,7 @@ class ThreadViewer:
         """How a thread is listed: size, heads, and the start of the root's text."""
         tangle = self.tangles[root]
         count, head_count = len(tangle.timestamps), len(heads(tangle))
-        text = self.texts.get(root, short_id(root))
+        text = self.texts.get(root, _short(root))
         return f"{count} messages, {head_count} head{'s' if head_count != 1 else ''}: {text[:50]}"
 
     def summary(self) -> dict[str, Any]:
@@ -375,7 +376,7 @@ class ThreadViewer:
 
     def widget(self) -> Any:
         """The ipywidgets view: a thread picker, the order, a message picker, the thread and its details."""
-        import ipywidgets as w
+        import ipywidgets as w  # type: ignore[import-untyped]
 
         pick = w.Dropdown(options=[(self.label(r), r) for r in self.roots], value=self.root, description="thread",
                           layout=w.Layout(width="640px"))
@@ -383,14 +384,26 @@ class ThreadViewer:
         message = w.Dropdown(description="message", layout=w.Layout(width="640px"))
         body, info = w.HTML(), w.HTML()
 
-        def refresh(*_: Any) -> None:
+        def refresh() -> None:
             message.options = [("(none)", None)] + [(self._row_label(r), r.id) for r in self.rows()]
             message.value = self.selected
-            body.value, info.value = self.html(), self._details_html()
+            self._update(body, info)
 
-        pick.observe(lambda change: (self.show(change["new"]), refresh()), names="value")
-        order.observe(lambda change: (self.set_order(change["new"]), refresh()), names="value")
-        message.observe(lambda change: (self.select(change["new"]), self._update(body, info)), names="value")
+        def on_thread(change: dict[str, Any]) -> None:
+            self.show(change["new"])
+            refresh()
+
+        def on_order(change: dict[str, Any]) -> None:
+            self.set_order(change["new"])
+            refresh()
+
+        def on_message(change: dict[str, Any]) -> None:
+            self.select(change["new"])
+            self._update(body, info)
+
+        pick.observe(on_thread, names="value")
+        order.observe(on_order, names="value")
+        message.observe(on_message, names="value")
         refresh()
         return w.VBox([pick, order, message, info, body])
 
@@ -398,15 +411,15 @@ class ThreadViewer:
         body.value, info.value = self.html(), self._details_html()
 
     def _row_label(self, row: ThreadRow) -> str:
-        return f"{'?' if row.depth is None else row.depth:>2}  {self.authors.get(row.id, '')}  {short_id(row.id)}"
+        return f"{'?' if row.depth is None else row.depth:>2}  {self.authors.get(row.id, '')}  {_short(row.id)}"
 
     def _details_html(self) -> str:
         if self.selected is None:
             return ""
         d = self.details()
         lines = [f"<b>{html.escape(d['id'])}</b> by {html.escape(d['author'])}, claimed {d['claimed']}, "
-                 f"depth {d['depth']}", f"links to: {', '.join(map(short_id, d['parents'])) or '(root)'}",
-                 f"linked from: {', '.join(map(short_id, d['children'])) or 'nobody (a head)'}"]
+                 f"depth {d['depth']}", f"links to: {', '.join(map(_short, d['parents'])) or '(root)'}",
+                 f"linked from: {', '.join(map(_short, d['children'])) or 'nobody (a head)'}"]
         if d["contradicts"]:
-            lines.append(f"its claimed time is earlier than its ancestor {short_id(d['contradicts'])}'s")
+            lines.append(f"its claimed time is earlier than its ancestor {_short(d['contradicts'])}'s")
         return '<div style="font:12px DejaVu Sans,Helvetica,Arial,sans-serif">' + "<br>".join(lines) + "</div>"
