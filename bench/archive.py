@@ -10,6 +10,9 @@ One run measures, on ``--messages`` generated messages (default 200,000):
   same table. Two JSON paths: values JSONL (ids must be computed: parse, V8 re-encode, sha256, as
   `Message.from_json` does) and ``{key, value}`` JSONL (ids given: parse only).
 
+Every time is printed twice: wall seconds (``*_s``) and CPU seconds of this process (``*_cpu_s``). On a machine
+shared with other jobs the wall ratios swing with the load; the CPU ratios (``cpu_*``) are the steadier figures.
+
 Usage: ``.venv/bin/python bench/archive.py [--messages N] [--authors A] [--block-size B] [--seed S] [--json OUT]``
 """
 
@@ -33,10 +36,14 @@ from ssblab.core.encoding import encode_compact
 from ssblab.core.message import Message
 from ssblab.generate import generate_network
 
+CPU: dict[str, float] = {}  # CPU seconds of each timed step: on a shared machine, wall time also counts waiting
 
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
+
+def timed(fn: Callable[[], Any], label: str = "") -> tuple[Any, float]:
+    start, cpu = time.perf_counter(), time.process_time()
     out = fn()
+    if label:
+        CPU[label] = time.process_time() - cpu
     return out, time.perf_counter() - start
 
 
@@ -51,8 +58,8 @@ def _row(key: str, value: dict[str, Any]) -> tuple[Any, ...]:
     content = value["content"]
     private = isinstance(content, str)
     kind = None if private else content.get("type")
-    return (key, value["author"], value["sequence"], float(value["timestamp"]), None, kind,
-            orjson.dumps(content).decode(), private, True)  # fmt: skip
+    return (key, value["author"], value["sequence"], value["previous"], float(value["timestamp"]), None, kind,
+            orjson.dumps(content).decode(), private, True, None)  # fmt: skip
 
 
 def json_path_values(jsonl: bytes) -> pa.Table:
@@ -86,21 +93,21 @@ def main() -> int:
     feeds: dict[str, list[Message]] = defaultdict(list)
     for m in msgs:
         feeds[m.author].append(m)
-    jsonl, t_json = timed(lambda: b"".join(encode_compact(m.value) + b"\n" for m in msgs))
-    _, t_orjson = timed(lambda: b"".join(orjson.dumps(m.value) + b"\n" for m in msgs))
+    jsonl, t_json = timed(lambda: b"".join(encode_compact(m.value) + b"\n" for m in msgs), "encode_json_v8")
+    _, t_orjson = timed(lambda: b"".join(orjson.dumps(m.value) + b"\n" for m in msgs), "encode_json_orjson")
     kvt = b"".join(orjson.dumps({"key": m.id, "value": m.value}) + b"\n" for m in msgs)
     zstd3 = len(pa.Codec("zstd", compression_level=3).compress(jsonl, asbytes=True))
     zstd9 = len(pa.Codec("zstd", compression_level=9).compress(jsonl, asbytes=True))
-    (archives, dicts), t_encode = timed(lambda: build_archives(list(feeds.values()), args.block_size))
+    (archives, dicts), t_encode = timed(lambda: build_archives(list(feeds.values()), args.block_size), "encode_archive")
     archive_size = sum(map(len, archives[0].dictionaries)) + sum(
         sum(map(len, a.blocks)) + len(a.bundle_blob) for a in archives
     )
     blobs = [b for a in archives for b in a.blocks]
     to_arrow(blobs[-1:], dicts)  # warm up: first use of pyarrow's compute kernels imports modules
     json_path_values(jsonl[: jsonl.index(b"\n") + 1])
-    table_archive, t_decode = timed(lambda: to_arrow(blobs, dicts, valid=True))
-    table_values, t_values = timed(lambda: json_path_values(jsonl))
-    table_kvt, t_kvt = timed(lambda: json_path_kvt(kvt))
+    table_archive, t_decode = timed(lambda: to_arrow(blobs, dicts, valid=True), "decode_archive_arrow")
+    table_values, t_values = timed(lambda: json_path_values(jsonl), "decode_json_values")
+    table_kvt, t_kvt = timed(lambda: json_path_kvt(kvt), "decode_json_kvt")
     assert table_archive.num_rows == table_values.num_rows == len(msgs)
     parquet = io.BytesIO()
     pq.write_table(table_kvt, parquet, compression="zstd")
@@ -113,6 +120,11 @@ def main() -> int:
         "encode_archive_s": t_encode, "encode_json_v8_s": t_json, "encode_json_orjson_s": t_orjson,
         "decode_archive_arrow_s": t_decode, "decode_json_values_s": t_values, "decode_json_kvt_s": t_kvt,
         "decode_speedup_vs_values": t_values / t_decode, "decode_speedup_vs_kvt": t_kvt / t_decode,
+        "encode_vs_json_v8": t_json / t_encode,
+        **{f"{label}_cpu_s": seconds for label, seconds in CPU.items()},
+        "cpu_decode_speedup_vs_values": CPU["decode_json_values"] / CPU["decode_archive_arrow"],
+        "cpu_decode_speedup_vs_kvt": CPU["decode_json_kvt"] / CPU["decode_archive_arrow"],
+        "cpu_encode_vs_json_v8": CPU["encode_json_v8"] / CPU["encode_archive"],
     }  # fmt: skip
     for key, value in figures.items():
         print(f"{key:28} {value:,.3f}" if isinstance(value, float) else f"{key:28} {value:,}")

@@ -3,8 +3,9 @@
 The format is specified in docs/archive-format.md. Layers: `svb`, `dense` and `text` code columns; `flat` reads
 and writes the FlatBuffers (generated code in `fb`); `dictionaries` chains the shared dictionaries; `block`
 encodes and decodes one MessageBlock; `bundle` archives whole feeds; `verify` checks an announced archive both
-ways; `arrow` decodes into the pipeline's ``messages`` table (this module needs pyarrow, the others numpy and
-flatbuffers). These are pure: no clock, no randomness, no I/O. `folder` reads and writes archives on disk
+ways; `rebuild` and `pieces` rebuild whole columns of a block at once, and `arrow` decodes into the pipeline's
+``messages`` table. They need the ``archive`` extra (numpy, flatbuffers, pyarrow). These are pure: no clock, no
+randomness, no I/O. `folder` reads and writes archives on disk
 (``archive*.json`` and a blob folder) and `sizes` measures a dataset in each format.
 """
 

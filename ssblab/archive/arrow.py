@@ -61,7 +61,7 @@ def _verbatim_fields(enc: bytes) -> tuple[float | None, bytes | None]:
 
 def _types(blk: blocks.Block, dicts: Dictionaries) -> pa.Array:
     """The type column: dictionary ids (+1, 0 for none) taken from the TYPE chain."""
-    names = pa.array([e.decode("utf-8", "replace") for e in dicts.chains[TYPES].entries], pa.string())
+    names = pa.array(dicts.chains[TYPES].names, pa.string())
     ids = blk.type_ids.astype(np.int64) - 1
     if not len(names):
         return pa.nulls(blk.sketch.length, pa.string())
@@ -77,41 +77,41 @@ def _previous_column(blk: blocks.Block, digests: list[bytes]) -> pa.Array:
     return id_column([blk.previous, *digests[:-1]])
 
 
+def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(the content column, the timestamps, is_private): verbatim rows take theirs from their whole text."""
+    n, contents, offsets = blk.sketch.length, blk.contents, blk.offsets
+    stamps = blk.timestamps.astype(np.float64)
+    first = np.frombuffer(contents, dtype=np.uint8)[offsets[:-1]] if len(contents) else np.zeros(n, np.uint8)
+    private = first == ord('"')
+    if not verbatim:
+        data = pa.py_buffer(contents)
+        return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), data).cast(pa.string()), stamps, private
+    texts: list[bytes | None] = [contents[offsets[i] : offsets[i + 1]] for i in range(n)]
+    stamps = stamps.astype(object)
+    for i in verbatim:
+        stamps[i], texts[i] = _verbatim_fields(contents[offsets[i] : offsets[i + 1]])
+        private[i] = texts[i] is not None and texts[i].startswith(b'"')  # type: ignore[union-attr]
+    return pa.array([None if t is None else t.decode("utf-8", "replace") for t in texts], pa.string()), stamps, private
+
+
 def block_table(blk: blocks.Block, dicts: Dictionaries, *, valid: bool = False) -> pa.Table:
     """One decoded block as a `MESSAGES_SCHEMA` table."""
     n = blk.sketch.length
-    encodings, digests = blocks.encodings(blk, dicts)
-    stamps = blk.timestamps.astype(np.float64)
-    contents, offsets = blk.contents, blk.offsets
-    verbatim = np.flatnonzero(blk.signature_ids == 0).tolist()
-    if verbatim:
-        texts: list[bytes | None] = [contents[offsets[i] : offsets[i + 1]] for i in range(n)]
-        stamps = stamps.astype(object)
-        for i in verbatim:
-            stamps[i], texts[i] = _verbatim_fields(encodings[i])
-        content = pa.array([None if t is None else t.decode("utf-8", "replace") for t in texts], pa.string())
-    else:
-        content = pa.StringArray.from_buffers(
-            n, pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(contents)
-        )
-    first = np.frombuffer(contents, dtype=np.uint8)[offsets[:-1]] if len(contents) else np.zeros(n, np.uint8)
-    private = first == ord('"')
-    for i in verbatim:
-        private[i] = content[i].as_py() is not None and content[i].as_py().startswith('"')
-    kinds = _types(blk, dicts)
+    _, digests = blocks.rebuild_block(blk, dicts, "block", keep=False)
+    content, stamps, private = _contents(blk, np.flatnonzero(blk.signature_ids == 0).tolist())
     author = f"@{base64.b64encode(blk.author).decode()}.ed25519"
     columns = [
         id_column(digests),
-        pa.array([author] * n, pa.string()),
+        pa.repeat(author, n).cast(pa.string()),
         pa.array(np.arange(blk.sketch.sequence_base, blk.sketch.sequence_base + n, dtype=np.int64)),
         _previous_column(blk, digests),
         pa.array(stamps, pa.float64()),
         pa.nulls(n, pa.float64()),
-        kinds,
+        _types(blk, dicts),
         content,
         pa.array(private),
-        pa.array([valid] * n, pa.bool_()),
-        pa.array([None if valid else UNVERIFIED] * n, pa.string()),
+        pa.repeat(valid, n),
+        pa.nulls(n, pa.string()) if valid else pa.repeat(UNVERIFIED, n).cast(pa.string()),
     ]
     return pa.Table.from_arrays(columns, schema=MESSAGES_SCHEMA)
 
@@ -125,9 +125,7 @@ def to_arrow(block_blobs: Iterable[bytes], dicts: Dictionaries, *, valid: bool =
     return pa.concat_tables(tables) if tables else MESSAGES_SCHEMA.empty_table()
 
 
-def iter_batches(
-    block_blobs: Iterable[bytes], dicts: Dictionaries, *, valid: bool = False
-) -> Iterator[pa.RecordBatch]:
+def iter_batches(block_blobs: Iterable[bytes], dicts: Dictionaries, *, valid: bool = False) -> Iterator[pa.RecordBatch]:
     """The same table, one record batch per block (for writers that stream)."""
     for i, data in enumerate(block_blobs):
         yield from block_table(blocks.decode_block(data, dicts, f"block {i}"), dicts, valid=valid).to_batches()

@@ -12,20 +12,17 @@ decodes to columns that agree with each other or raises an `ArchiveError`.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from operator import itemgetter
 
 import flatbuffers
 import flatbuffers.flexbuffers as flex
 import numpy as np
 import numpy.typing as npt
 
-from ssblab.archive import svb, text
+from ssblab.archive import rebuild, svb, text
 from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS, TYPES, Dictionaries
 from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
 from ssblab.archive.envelope import MAX_TIMESTAMP, Envelope, split
@@ -50,7 +47,6 @@ from ssblab.archive.flat import (
     read_sketch,
 )
 from ssblab.archive.text import KEYS_AS_DATA
-from ssblab.core.encoding import latin1_hash
 from ssblab.core.message import Message
 from ssblab.core.refs import b64, parse_feed_id, parse_message_id
 
@@ -67,6 +63,7 @@ class Planned:
     types: tuple[bytes | None, ...]
     skeletons: tuple[bytes, ...]
     leaves: tuple[bytes, ...]
+    tokens: Sequence[bytes]  # the leaves cut by `text.TOKEN`, once for both the dictionaries and the coding
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +108,9 @@ def plan(messages: Sequence[Message]) -> Planned:
         text.flatten(env.content, env.signature is not None and kind is not None and kind.decode() in KEYS_AS_DATA)
         for env, kind in zip(envelopes, types, strict=True)
     ]
-    return Planned(tuple(messages), tuple(envelopes), types, tuple(f[0] for f in flat), tuple(f[1] for f in flat))
+    leaves = tuple(f[1] for f in flat)
+    tokens = text.TOKEN.findall(b"".join(leaves))
+    return Planned(tuple(messages), tuple(envelopes), types, tuple(f[0] for f in flat), leaves, tokens)
 
 
 def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[object]]:
@@ -144,7 +143,7 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
 def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
     seen: dict[bytes, int] = {}
     for block in blocks:
-        for tok in dict.fromkeys(text.TOKEN.findall(b"".join(block.leaves))):
+        for tok in dict.fromkeys(block.tokens):
             seen[tok] = seen.get(tok, 0) + 1
     entries = [text.shared_entry(tok) for tok, count in seen.items() if count > 1 and tok not in known]
     return [e for e in entries if len(e) > SHARED_MIN]
@@ -221,7 +220,7 @@ def _put_classic(builder: flatbuffers.Builder, block: Planned, sigs: list[int], 
     skeletons = list(map(dicts.chains[SKELETONS].index.get, block.skeletons))
     if None in skeletons:
         raise MissingDictionary("the dictionaries lack a content skeleton: extend them first (new_entries)")
-    column = text.encode_column(skeletons, block.leaves, dicts.chains[TOKENS].shared_index)  # type: ignore[arg-type]
+    column = text.encode_column(skeletons, block.tokens, dicts.chains[TOKENS].shared_index)  # type: ignore[arg-type]
     flex_at = builder.CreateByteVector(_flex_messages(column))
     fb.ClassicMessageBlockStart(builder)
     fb.ClassicMessageBlockAddSketch(builder, sketch_at)
@@ -304,18 +303,10 @@ def decode_block(data: bytes, dicts: Dictionaries, where: str = "block") -> Bloc
         sig_ids = read_rle(classic.ObjectSignatures(), limit, f"{where} object signatures", n)
         previous, heads = read_hash(csk.PreviousMessageHash()), read_dict_set(table.Dictionaries())
     stamps = _check_columns(sketch, heads, dicts, deltas, block_types, sig_ids, len(signatures), where)
-    skeletons, shared = dicts.chains[SKELETONS].skeleton_parts, dicts.chains[TOKENS].shared_tokens
-    contents, offsets = text.decode_column(column, n, skeletons, shared, dicts.chains[TOKENS].shared_lengths)
-    try:
-        contents.decode("utf-8")  # V8 escapes lone surrogates, so a signed encoding is always valid UTF-8
-    except UnicodeDecodeError as exc:
-        raise MalformedArchive(f"{where}: content is not UTF-8 at byte {exc.start}") from None
+    skeletons, shared = dicts.chains[SKELETONS].skeleton_table, dicts.chains[TOKENS].shared_pieces
+    contents, offsets = text.decode_column(column, n, skeletons, shared)
+    rebuild.check_utf8(contents, offsets, where)
     return Block(sketch, author, previous, last, stamps, block_types, sig_ids, signatures, contents, offsets, heads)
-
-
-@lru_cache(maxsize=256)
-def _template(order: tuple[str, ...]) -> bytes:
-    return b"{\n" + b",\n".join(b'  "' + k.encode() + b'": %b' for k in order) + b"\n}"
 
 
 def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
@@ -333,50 +324,39 @@ def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str
     return found
 
 
-def signature_texts(signatures: bytes) -> list[bytes]:
-    """``"<base64>.sig.ed25519"`` (with its quotes) for each 64-byte signature, from one base64 call.
-
-    64 bytes padded to 66 give 88 letters whose first 86 are those of the 64 bytes (then ``==``).
-    """
-    n = len(signatures) // 64
-    padded = np.zeros((n, 66), dtype=np.uint8)
-    padded[:, :64] = np.frombuffer(signatures, dtype=np.uint8).reshape(n, 64)
-    letters = base64.b64encode(padded.tobytes())
-    return [b'"' + letters[88 * i : 88 * i + 86] + b'==.sig.ed25519"' for i in range(n)]
-
-
-_FIELD_ORDER = ("previous", "author", "sequence", "timestamp", "hash", "content", "signature")
+def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> tuple[list[bytes], list[bytes]]:
+    """(each message's signed JSON when ``keep``, else []; each message's sha256 id digest)."""
+    if block.dictionaries != dicts.heads:
+        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
+    by_order = orders(block, dicts, where)
+    columns = rebuild.envelope_columns(block)
+    a, z = rebuild.block_frames(block, by_order, columns, (block.contents, block.offsets))
+    a_bin, z_bin = a, z
+    rows = rebuild.non_ascii_rows(block.contents, block.offsets)
+    if rows.size:  # the id hashes the low byte of each UTF-16 unit: frame those rows again in that form
+        a_bin, z_bin = list(a), list(z)
+        binary = rebuild.binary_form(block.contents, block.offsets)
+        for i, head, tail in zip(
+            rows.tolist(), *rebuild.block_frames(block, by_order, columns, binary, rows), strict=True
+        ):
+            a_bin[i], z_bin[i] = head, tail
+    digests = rebuild.chain(
+        hashlib.sha256(rebuild.first_text(block, a_bin[0], z_bin[0])).digest(), a_bin[1:], z_bin[1:]
+    )
+    if not keep:
+        return [], digests
+    b2a = binascii.b2a_base64
+    out = [rebuild.first_text(block, a[0], z[0])]
+    out.extend(
+        head if tail is None else head + b2a(d, newline=False) + tail
+        for head, tail, d in zip(a[1:], z[1:], digests, strict=False)
+    )
+    return out, digests
 
 
 def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:
     """Each message's signed JSON (signature included) and its sha256 id digest, in feed order."""
-    if block.dictionaries != dicts.heads:
-        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
-    templates = {
-        ident: (_template(order), itemgetter(*(_FIELD_ORDER.index(k) for k in order)))
-        for ident, order in orders(block, dicts, where).items()
-    }
-    author = b'"@' + base64.b64encode(block.author) + b'.ed25519"'
-    previous = b"null" if block.previous is None else b'"%' + base64.b64encode(block.previous) + b'.sha256"'
-    texts, offsets = block.contents, block.offsets.tolist()
-    n, base = block.sketch.length, block.sketch.sequence_base
-    sequences = [b"%d" % s for s in range(base, base + n)]
-    stamps = [b"%d" % t for t in block.timestamps.tolist()]
-    sigs = signature_texts(block.signatures)
-    out, ids = [], []
-    sha256, b2a = hashlib.sha256, binascii.b2a_base64
-    for i, ident in enumerate(block.signature_ids.tolist()):
-        content = texts[offsets[i] : offsets[i + 1]]
-        if ident == 0:
-            enc = content
-        else:
-            template, pick = templates[ident]
-            enc = template % pick((previous, author, sequences[i], stamps[i], b'"sha256"', content, sigs[i]))
-        digest = sha256(enc).digest() if enc.isascii() else latin1_hash(enc)
-        out.append(enc)
-        ids.append(digest)
-        previous = b'"%' + b2a(digest, newline=False) + b'.sha256"'
-    return out, ids
+    return rebuild_block(block, dicts, where, keep=True)
 
 
 def message_ref(digest: bytes) -> str:

@@ -69,18 +69,23 @@ def decode(data: bytes, s: int, where: str) -> I64:
     """The ranks coded in ``data`` (see the module docstring)."""
     if not 1 <= s <= 255:
         raise MalformedArchive(f"{where}: dense code parameter s={s} outside 1..255")
-    buf = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
+    buf = np.frombuffer(data, dtype=np.uint8)
     if buf.size == 0:
-        return buf
+        return np.zeros(0, dtype=np.int64)
     if buf[-1] >= s:
         raise MalformedArchive(f"{where}: the token stream ends inside a codeword")
     ends = np.flatnonzero(buf < s)
     lengths = np.diff(ends, prepend=-1)
     if int(lengths.max()) > MAX_LENGTH:
         raise MalformedArchive(f"{where}: a codeword longer than {MAX_LENGTH} bytes")
-    c, bases = 256 - s, np.array(_bases(s))
-    digits = np.zeros(ends.size, dtype=np.int64)
-    for back in range(1, MAX_LENGTH):
-        has = lengths > back
-        digits[has] += (buf[ends[has] - back] - s) * c ** (back - 1)
-    return np.asarray(bases[lengths - 1] + digits * s + buf[ends], dtype=np.int64)
+    ranks = buf[ends].astype(np.int64)
+    longer = np.flatnonzero(lengths > 1)  # most codewords are one stopper byte
+    if longer.size:
+        c, bases = 256 - s, np.array(_bases(s))
+        at, size = ends[longer], lengths[longer]
+        digits = np.zeros(longer.size, dtype=np.int64)
+        for back in range(1, MAX_LENGTH):
+            has = size > back
+            digits[has] += (buf[at[has] - back].astype(np.int64) - s) * c ** (back - 1)
+        ranks[longer] += bases[size - 1] + digits * s
+    return ranks

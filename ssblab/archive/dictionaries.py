@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-import numpy as np
-
 from ssblab.archive import text
 from ssblab.archive.errors import ArchiveMismatch, MalformedArchive, MissingDictionary
 from ssblab.archive.flat import (
@@ -28,6 +26,7 @@ from ssblab.archive.flat import (
     build_string_dictionary,
     read_dictionary,
 )
+from ssblab.archive.pieces import Pieces
 from ssblab.core.refs import b64
 
 TYPES, KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS = range(6)
@@ -49,9 +48,9 @@ class Chain:
             self.index.update((e, i) for i, e in enumerate(self.entries))
 
     @cached_property
-    def skeleton_parts(self) -> list[list[bytes]]:
-        """SKELETON entries split at their holes."""
-        return [e.split(text.HOLE) for e in self.entries]
+    def skeleton_table(self) -> text.SkeletonTable:
+        """SKELETON entries split at their holes, laid out for `text.decode_column`."""
+        return text.SkeletonTable.of(self.entries)
 
     @cached_property
     def shared_tokens(self) -> list[bytes]:
@@ -59,8 +58,13 @@ class Chain:
         return [text.shared_token(e) for e in self.entries]
 
     @cached_property
-    def shared_lengths(self) -> np.ndarray:
-        return np.fromiter(map(len, self.shared_tokens), dtype=np.int64, count=len(self.entries))
+    def names(self) -> list[str]:
+        """String entries as text (TYPE names for tables)."""
+        return [e.decode("utf-8", "replace") for e in self.entries]
+
+    @cached_property
+    def shared_pieces(self) -> Pieces:
+        return Pieces.of(self.shared_tokens)
 
     @cached_property
     def shared_index(self) -> dict[bytes, int]:
@@ -80,7 +84,7 @@ class Dictionaries:
 
     chains: tuple[Chain, ...] = tuple(Chain(kind) for kind in range(6))
 
-    @property
+    @cached_property
     def heads(self) -> DictSet:
         return DictSet(*(c.head for c in self.chains))
 

@@ -11,15 +11,18 @@ whole encoding is stored as its content text instead (docs/archive-format.md §5
 
 from __future__ import annotations
 
-import base64
+import binascii
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 
 from ssblab.core.message import Message
 
 KEYS = ("previous", "author", "sequence", "timestamp", "hash", "content", "signature")
 MAX_TIMESTAMP = 2**53  # integers beyond this are not exact JavaScript numbers
 SIG_SUFFIX = b".sig.ed25519"
+Picker = Callable[[tuple[bytes, ...]], tuple[bytes, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,25 +45,6 @@ def templates(order: tuple[str, ...]) -> tuple[bytes, bytes]:
     return head, tail
 
 
-def frame(order: tuple[str, ...], fields: dict[str, bytes]) -> tuple[bytes, bytes]:
-    """(text before the content, text after it) of a message whose envelope values (JSON texts) are ``fields``."""
-    head, tail = templates(order)
-    at = order.index("content")
-    return head % tuple(fields[k] for k in order[:at]), tail % tuple(fields[k] for k in order[at + 1 :])
-
-
-def fields_of(author: str, previous: str | None, sequence: int, timestamp: int, signature: bytes) -> dict[str, bytes]:
-    """The JSON text of each envelope value."""
-    return {
-        "previous": b"null" if previous is None else b'"' + previous.encode() + b'"',
-        "author": b'"' + author.encode() + b'"',
-        "sequence": str(sequence).encode(),
-        "timestamp": str(timestamp).encode(),
-        "hash": b'"sha256"',
-        "signature": b'"' + base64.b64encode(signature) + SIG_SUFFIX + b'"',
-    }
-
-
 def _timestamp(value: object) -> int | None:
     """An integral timestamp that JavaScript prints as digits (``1000.0`` too); None for anything else."""
     if type(value) is float and value.is_integer():
@@ -69,19 +53,39 @@ def _timestamp(value: object) -> int | None:
 
 
 def _signature(value: object) -> bytes | None:
-    if not isinstance(value, str) or not value.endswith(".sig.ed25519"):
+    """The 64 bytes of a ``<canonical base64>.sig.ed25519`` signature (the base64 must re-encode to itself)."""
+    if not isinstance(value, str) or not value.endswith(".sig.ed25519") or not value.isascii():
         return None
     text = value[: -len(".sig.ed25519")].encode()
     try:
-        raw = base64.b64decode(text, validate=True)
-    except ValueError:
+        raw = binascii.a2b_base64(text, strict_mode=True)
+    except binascii.Error:
         return None
-    return raw if len(raw) == 64 and base64.b64encode(raw) == text else None
+    return raw if len(raw) == 64 and binascii.b2a_base64(raw, newline=False) == text else None
 
 
 @lru_cache(maxsize=256)
 def _is_envelope(order: tuple[str, ...]) -> bool:
     return sorted(order) == sorted(KEYS)
+
+
+@lru_cache(maxsize=16)
+def _quoted(ref: str) -> bytes:
+    return b'"' + ref.encode() + b'"'
+
+
+def _picker(indexes: list[int]) -> Callable[[tuple[bytes, ...]], tuple[bytes, ...]]:
+    if len(indexes) > 1:
+        return itemgetter(*indexes)
+    return (lambda texts: (texts[indexes[0]],)) if indexes else (lambda texts: ())
+
+
+@lru_cache(maxsize=64)
+def _formats(order: tuple[str, ...]) -> tuple[bytes, Picker, bytes, Picker]:
+    """`templates` of ``order`` and pickers of the values before and after the content from a `KEYS` tuple."""
+    at = order.index("content")
+    head, tail = templates(order)
+    return head, _picker([KEYS.index(k) for k in order[:at]]), tail, _picker([KEYS.index(k) for k in order[at + 1 :]])
 
 
 def split(msg: Message, author: str, previous: str | None, sequence: int) -> Envelope:
@@ -91,7 +95,17 @@ def split(msg: Message, author: str, previous: str | None, sequence: int) -> Env
     timestamp = _timestamp(value.get("timestamp"))
     signature = _signature(value.get("signature"))
     if _is_envelope(order) and timestamp is not None and signature is not None and value["hash"] == "sha256":
-        head, tail = frame(order, fields_of(author, previous, sequence, timestamp, signature))
+        head_format, pick_head, tail_format, pick_tail = _formats(order)
+        texts = (
+            b"null" if previous is None else b'"' + previous.encode() + b'"',
+            _quoted(author),
+            b"%d" % sequence,
+            b"%d" % timestamp,
+            b'"sha256"',
+            b"",
+            b'"' + value["signature"].encode() + b'"',
+        )
+        head, tail = head_format % pick_head(texts), tail_format % pick_tail(texts)
         enc = msg.encoded
         if len(enc) > len(head) + len(tail) and enc.startswith(head) and enc.endswith(tail):
             return Envelope(order, timestamp, signature, enc[len(head) : len(enc) - len(tail)])

@@ -51,6 +51,10 @@ def encode(ints: npt.ArrayLike, flavour: Flavour) -> tuple[bytes, bytes]:
 def decode(codes: bytes, values: bytes, flavour: Flavour, *, where: str = "column") -> U64:
     """The integers of a canonical StreamVByte column (see the module docstring for the implied count)."""
     raw = np.frombuffer(codes, dtype=np.uint8)
+    if raw.size and not raw.any():  # every value in one byte (the common case for ids and lengths)
+        if -(-len(values) // 4) != raw.size:
+            raise MalformedArchive(f"{where}: StreamVByte{flavour} codes are not canonical (padding or count)")
+        return np.frombuffer(values, dtype=np.uint8).astype(np.uint64)
     slots = ((raw[:, None] >> np.array([0, 2, 4, 6], dtype=np.uint8)) & 3).reshape(-1)
     widths = np.array(_WIDTHS[flavour], dtype=np.int64)[slots]
     ends = np.cumsum(widths)

@@ -14,7 +14,7 @@ Strategy (docs/archive-format.md §6):
 
 Invariants: `decode_column(encode_column(x))` rebuilds every text byte for byte; the bytes depend only on the
 texts and the shared dictionaries (no hash order, no clock). Decoding is vectorised: the token and skeleton-part
-sequence of the whole block is assembled with numpy and joined once.
+sequence of the whole block is assembled with numpy and gathered by Arrow in one call (`pieces`).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 import numpy.typing as npt
 
 from ssblab.archive import dense, svb
 from ssblab.archive.errors import MalformedArchive, NotArchivable
+from ssblab.archive.pieces import I64, Pieces, concat, gather
 
 TOKEN = re.compile(
     rb"[%&@][A-Za-z0-9+/]{43}=\.(?:sha256|ed25519)"  # SSB refs
@@ -85,20 +85,14 @@ def flatten(content: bytes, keys_as_data: bool) -> tuple[bytes, bytes]:
     if HOLE in content:
         raise NotArchivable("content text contains a 0x00 byte: not a V8 JSON encoding")
     parts = LEAF.split(content)  # structure, match, structure, match, ..., structure
-    leaves = []
-    for i in range(1, len(parts), 2):
-        match = parts[i]
-        if match[-1] == 0x3A:  # a key: '"...":'
-            if keys_as_data:
-                leaves.append(match[1:-2])
-                parts[i] = b'"\x00":'
-        elif match[0] == 0x22:
-            leaves.append(match[1:-1])
-            parts[i] = b'"\x00"'
-        else:
-            leaves.append(match)
-            parts[i] = HOLE
-    return b"".join(parts), b"".join(leaf + HOLE for leaf in leaves)
+    matches = parts[1::2]
+    if keys_as_data:
+        parts[1::2] = [b'"\x00":' if m[-1] == 0x3A else b'"\x00"' if m[0] == 0x22 else HOLE for m in matches]
+        leaves = [m[1:-2] if m[-1] == 0x3A else m[1:-1] if m[0] == 0x22 else m for m in matches]
+    else:  # a key ('"...":') stays in the skeleton
+        parts[1::2] = [m if m[-1] == 0x3A else b'"\x00"' if m[0] == 0x22 else HOLE for m in matches]
+        leaves = [m[1:-1] if m[0] == 0x22 else m for m in matches if m[-1] != 0x3A]
+    return b"".join(parts), (HOLE.join(leaves) + HOLE if leaves else b"")
 
 
 _LAYOUT = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")|[\n ]+')
@@ -187,9 +181,9 @@ def shared_token(entry: bytes) -> bytes:
     return token_of(entry[0], entry[1:])
 
 
-def encode_column(skeleton_ids: Sequence[int], leaf_texts: Sequence[bytes], shared: Mapping[bytes, int]) -> TextColumn:
-    """Code one block's content column; ``shared`` maps tokens of the shared TOKEN dictionary to their ids."""
-    tokens = TOKEN.findall(b"".join(leaf_texts))
+def encode_column(skeleton_ids: Sequence[int], tokens: Sequence[bytes], shared: Mapping[bytes, int]) -> TextColumn:
+    """Code one block's content column from its leaf texts cut by `TOKEN`; ``shared`` maps tokens of the shared
+    TOKEN dictionary to their ids."""
     counts = Counter(tokens)  # keeps first-appearance order, and `sorted` is stable
     ranked = sorted(counts, key=counts.__getitem__, reverse=True)
     rank = {tok: i for i, tok in enumerate(ranked)}
@@ -207,96 +201,127 @@ def encode_column(skeleton_ids: Sequence[int], leaf_texts: Sequence[bytes], shar
     )
 
 
-def _refs(kind: int, raws: list[bytes]) -> list[bytes]:
+def _ref_texts(kind: int, payload: bytes, starts: I64) -> Pieces:
     """Refs of one kind from their 32-byte payloads, with one base64 call (33 padded bytes give 44 letters)."""
-    if any(len(r) != 32 for r in raws):
-        raise MalformedArchive("content column: a ref entry is not 32 bytes")
     sigil, suffix = _REF_FORMS[kind]
-    letters = base64.b64encode(b"".join(r + b"\x00" for r in raws))
-    return [sigil + letters[44 * j : 44 * j + 43] + b"=" + suffix for j in range(len(raws))]
+    raw = np.frombuffer(payload, dtype=np.uint8)
+    padded = np.zeros((starts.size, 33), dtype=np.uint8)
+    padded[:, :32] = raw[starts[:, None] + np.arange(32)]
+    letters = np.frombuffer(base64.b64encode(padded.tobytes()), dtype=np.uint8).reshape(-1, 44)
+    width = 45 + len(suffix)
+    out = np.empty((starts.size, width), dtype=np.uint8)
+    out[:, 0] = sigil[0]
+    out[:, 1:44] = letters[:, :43]
+    out[:, 44:] = np.frombuffer(b"=" + suffix, dtype=np.uint8)
+    return Pieces(out.tobytes(), np.arange(0, width * starts.size + 1, width, dtype=np.int64))
 
 
-def _entries(column: TextColumn, shared: Sequence[bytes]) -> tuple[npt.NDArray[np.int64], list[bytes]]:
-    """(where each block entry sits in shared + own tokens, the block's own tokens)."""
+def _leaf_end_entry(payload: bytes, ends: I64, literal: npt.NDArray[np.bool_]) -> int | None:
+    """The own entry that is the leaf end (the first literal 0x00); no other literal may hold a 0x00 byte."""
+    zeros = np.flatnonzero(np.frombuffer(payload, dtype=np.uint8) == 0)
+    entry = np.searchsorted(ends, zeros, side="right")
+    entry = entry[literal[entry]]  # refs and base64 payloads are binary
+    lengths = np.diff(ends, prepend=0)
+    if (lengths[entry] != 1).any():
+        raise MalformedArchive("content column: a token other than the leaf end contains a 0x00 byte")
+    return int(entry[0]) if entry.size else None
+
+
+def _entries(column: TextColumn, n_shared: int, base: int) -> tuple[I64, Pieces, int | None]:
+    """(the table index of each block entry, the block's own pieces, the leaf-end entry's rank or None).
+
+    Shared entries index the shared tokens as they are; the block's own entries index its own pieces, which
+    the table holds from ``base``: every payload as stored, then the texts of refs and base64 entries.
+    """
     kinds = np.frombuffer(column.kinds, dtype=np.uint8)
+    if kinds.size and int(kinds.max()) > SHARED:
+        raise MalformedArchive(f"content column: bad dictionary entry kind {int(kinds.max())}")
     is_shared, is_ref = kinds == SHARED, np.isin(kinds, list(_REF_FORMS))
     ids = svb.decode(*column.shared_ids, "1234", where="content shared ids").astype(np.int64)
     sized = svb.decode(*column.lengths, "1234", where="content entry lengths").astype(np.int64)
     if ids.size != int(is_shared.sum()) or sized.size != int((~is_shared & ~is_ref).sum()):
         raise MalformedArchive("content column: entry kinds disagree with the shared ids or the lengths")
-    if ids.size and int(ids.max()) >= len(shared):
-        raise MalformedArchive(f"content column: a shared token id beyond {len(shared)} entries")
+    if ids.size and int(ids.max()) >= n_shared:
+        raise MalformedArchive(f"content column: a shared token id beyond {n_shared} entries")
     own_at = np.flatnonzero(~is_shared)
+    own_kinds = kinds[own_at]
     lengths = np.where(is_ref[own_at], 32, 0)
     lengths[~is_ref[own_at]] = sized
-    if int(lengths.sum()) != len(column.payload):
-        raise MalformedArchive("content column: the entry payloads do not add up")
-    ends = np.cumsum(lengths).tolist()
+    offsets = np.zeros(own_at.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
     payload = column.payload
-    own = [payload[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
-    by_kind: dict[int, list[int]] = {}
-    for i, k in enumerate(kinds[own_at].tolist()):
-        if k != LITERAL:
-            by_kind.setdefault(k, []).append(i)
-    for kind, where in by_kind.items():
-        decoded = (
-            _refs(kind, [own[i] for i in where]) if kind in _REF_FORMS else [token_of(kind, own[i]) for i in where]
-        )
-        for i, tok in zip(where, decoded, strict=True):
-            own[i] = tok
+    if int(offsets[-1]) != len(payload):
+        raise MalformedArchive("content column: the entry payloads do not add up")
     place = np.empty(kinds.size, dtype=np.int64)
     place[is_shared] = ids
-    place[own_at] = len(shared) + np.arange(own_at.size)
-    return place, own
+    place[own_at] = base + np.arange(own_at.size)
+    parts, at = [Pieces(payload, offsets)], base + own_at.size
+    for kind in (MSG_REF, FEED_REF, BLOB_REF, BASE64):
+        which = np.flatnonzero(own_kinds == kind)
+        if not which.size:
+            continue
+        if kind == BASE64:
+            texts = Pieces.of([base64.b64encode(payload[offsets[i] : offsets[i + 1]]) for i in which.tolist()])
+        else:
+            texts = _ref_texts(kind, payload, offsets[which])
+        place[own_at[which]] = at + np.arange(which.size)
+        parts.append(texts)
+        at += which.size
+    hole = _leaf_end_entry(payload, offsets[1:], own_kinds == LITERAL)
+    return place, concat(parts), None if hole is None else int(own_at[hole])
 
 
-def decode_column(
-    column: TextColumn,
-    n: int,
-    skeletons: Sequence[Sequence[bytes]],
-    shared: Sequence[bytes],
-    shared_lengths: npt.NDArray[np.int64] | None = None,
-) -> tuple[bytes, npt.NDArray[np.int64]]:
+@dataclass(frozen=True, slots=True)
+class SkeletonTable:
+    """A SKELETON chain for decoding: every skeleton's parts (split at its holes) end to end, where each
+    skeleton's parts start, and how many holes each has."""
+
+    parts: Pieces
+    first: npt.NDArray[np.int64]
+    holes: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, skeletons: Sequence[bytes]) -> SkeletonTable:
+        split = [s.split(HOLE) for s in skeletons]
+        holes = np.fromiter(map(len, split), dtype=np.int64, count=len(split)) - 1
+        first = np.zeros(len(split), dtype=np.int64)
+        np.cumsum(holes[:-1] + 1, out=first[1:])
+        return cls(Pieces.of([p for parts in split for p in parts]), first, holes)
+
+
+def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: Pieces) -> tuple[bytes, I64]:
     """All ``n`` texts concatenated, and ``n + 1`` byte offsets into them.
 
-    ``skeletons[i]`` is skeleton ``i`` split at its holes (so it has one part more than it has leaves);
-    ``shared`` holds the shared TOKEN dictionary's tokens, none of which may contain 0x00 (``shared_lengths``:
-    their lengths, when the caller keeps them).
+    ``shared`` holds the shared TOKEN dictionary's tokens, none of which may contain 0x00. The texts are one
+    gather over [shared tokens | skeleton parts | the block's own tokens]: each leaf-end token is replaced by
+    the next part of its message's skeleton and each message starts with its skeleton's first part.
     """
-    place, own = _entries(column, shared)
+    base = len(shared) + len(skeletons.parts)
+    place, own, hole = _entries(column, len(shared), base)
     ranks = dense.decode(column.ranks, column.s, "content tokens")
     skel = svb.decode(*column.skeletons, "1234", where="content skeletons").astype(np.int64)
-    if skel.size != n or (n and int(skel.max()) >= len(skeletons)):
+    if skel.size != n or (n and int(skel.max()) >= skeletons.holes.size):
         raise MalformedArchive(f"content column: {skel.size} skeleton ids for {n} messages, or an unknown id")
     if ranks.size and int(ranks.max()) >= place.size:
         raise MalformedArchive(f"content column: token rank {int(ranks.max())} beyond {place.size} entries")
-    if b"".join(own).count(HOLE) != own.count(HOLE):
-        raise MalformedArchive("content column: a token other than the leaf end contains a 0x00 byte")
-    table = [*shared, *own]
-    part_ids: dict[int, list[int]] = {}
-    for ident in np.unique(skel).tolist():
-        part_ids[ident] = list(range(len(table), len(table) + len(skeletons[ident])))
-        table.extend(skeletons[ident])
-    holes = np.array([len(parts) - 1 for parts in skeletons], dtype=np.int64)[skel] if n else skel
-    leaf_ends, hole_at = _leaf_ends(holes, _holes(ranks, place, own, len(shared)), ranks.size)
+    holes = skeletons.holes[skel]
+    hole_at = np.flatnonzero(ranks == hole) if hole is not None else np.zeros(0, dtype=np.int64)
+    leaf_ends = _leaf_ends(holes, hole_at, ranks.size)
     seq = place[ranks]
-    seq[hole_at] = [p for i in skel.tolist() for p in part_ids[i][1:]]
-    seq = np.insert(
-        seq, np.concatenate(([0], leaf_ends[:-1])).astype(np.int64), [part_ids[i][0] for i in skel.tolist()]
-    )
-    picked = itemgetter(*seq.tolist())(table) if seq.size > 1 else tuple(table[i] for i in seq.tolist())
-    if shared_lengths is None:
-        shared_lengths = np.fromiter(map(len, shared), dtype=np.int64, count=len(shared))
-    rest = table[len(shared) :]
-    lengths = np.concatenate((shared_lengths, np.fromiter(map(len, rest), dtype=np.int64, count=len(rest))))
+    first = skeletons.first[skel] + len(shared)
+    if hole_at.size:  # the k-th leaf end of a message becomes part k + 1 of its skeleton
+        seq[hole_at] = np.repeat(first + 1 - (np.cumsum(holes) - holes), holes) + np.arange(hole_at.size)
+    seq = np.insert(seq, np.concatenate(([0], leaf_ends[:-1])), first)
+    try:
+        data, ends = gather(concat([shared, skeletons.parts, own]), seq)
+    except ValueError as exc:
+        raise MalformedArchive(f"content column: texts too large ({exc})") from None
     offsets = np.zeros(n + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(lengths[seq])[leaf_ends + np.arange(n)]
-    return b"".join(picked), offsets
+    offsets[1:] = ends[leaf_ends + np.arange(n) + 1]
+    return data, offsets
 
 
-def _leaf_ends(
-    holes: npt.NDArray[np.int64], hole_at: npt.NDArray[np.int64], total: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def _leaf_ends(holes: I64, hole_at: I64, total: int) -> I64:
     """Where each message's leaf tokens end, given each skeleton's holes and where the leaf ends are."""
     if hole_at.size != int(holes.sum()):
         raise MalformedArchive(f"content column: {hole_at.size} leaves for {int(holes.sum())} skeleton holes")
@@ -304,14 +329,4 @@ def _leaf_ends(
     leaf_ends = np.where(ends > 0, hole_at[np.maximum(ends - 1, 0)] + 1, 0) if hole_at.size else np.zeros_like(holes)
     if holes.size and int(leaf_ends[-1]) != total:
         raise MalformedArchive("content column: tokens after the last leaf")
-    return leaf_ends, hole_at
-
-
-def _holes(
-    ranks: npt.NDArray[np.int64], place: npt.NDArray[np.int64], own: list[bytes], base: int
-) -> npt.NDArray[np.int64]:
-    """Positions of the leaf-end token (0x00) in the token stream."""
-    if HOLE not in own:
-        return np.zeros(0, dtype=np.int64)
-    rank = int(np.flatnonzero(place == base + own.index(HOLE))[0])
-    return np.flatnonzero(ranks == rank)
+    return leaf_ends
