@@ -15,7 +15,7 @@ import re
 from typing import Any, NamedTuple
 
 from ssblab.core import ed25519
-from ssblab.core.encoding import decode, encode, message_id_of, strip_signature, utf16_length
+from ssblab.core.encoding import decode, decode_encoded, encode, message_id_of, strip_signature, utf16_length
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
 from ssblab.core.keys import Keypair
 from ssblab.core.refs import (
@@ -35,6 +35,9 @@ _ORDERS = (
     ("previous", "author", "sequence", "timestamp", "hash", "content", "signature"),
     ("previous", "sequence", "author", "timestamp", "hash", "content", "signature"),
 )
+
+
+_new_tuple = tuple.__new__
 
 
 class Message(NamedTuple):
@@ -60,13 +63,12 @@ class Message(NamedTuple):
     def from_json(cls, raw: bytes | str) -> Message:
         """Parse a message value from received JSON (compact or indented), strictly."""
         try:
-            value, plain = decode(raw)
+            value, encoded = decode_encoded(raw)
         except InvalidJson as exc:
             raise InvalidMessage(Rule.JSON, str(exc)) from exc
         if type(value) is not dict:
             raise InvalidMessage(Rule.NOT_OBJECT, f"a message is a JSON object, got {_kind(value)}")
-        encoded = _encode(value, plain)
-        return cls(value, encoded, message_id_of(encoded))
+        return _new_tuple(cls, (value, encoded, message_id_of(encoded)))  # the named tuple's __new__, minus a call
 
     @property
     def author(self) -> Any:
@@ -131,10 +133,6 @@ def _kind(value: Any) -> str:
     )
 
 
-def _is_number(x: Any) -> bool:
-    return type(x) is int or type(x) is float
-
-
 def _js_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
@@ -145,12 +143,14 @@ def check_shape(msg: Message) -> None:
     Raises:
         InvalidMessage: placed at the message's author and sequence.
     """
+    value, encoded = msg.value, msg.encoded
     try:
-        _check_fields(msg.value)
-        if msg.size > SIZE_LIMIT:
-            raise InvalidMessage(Rule.SIZE, f"encoded message is {msg.size} UTF-16 units, over {SIZE_LIMIT}")
+        _check_fields(value)
+        # A UTF-16 unit takes at least one UTF-8 byte: only long encodings need counting.
+        if len(encoded) > SIZE_LIMIT and (size := utf16_length(encoded)) > SIZE_LIMIT:
+            raise InvalidMessage(Rule.SIZE, f"encoded message is {size} UTF-16 units, over {SIZE_LIMIT}")
     except InvalidMessage as exc:
-        raise exc.at(_printable(msg.author), msg.sequence) from None
+        raise exc.at(_printable(value.get("author")), value.get("sequence")) from None
 
 
 def _printable(author: Any) -> str | None:
@@ -158,33 +158,46 @@ def _printable(author: Any) -> str | None:
 
 
 def _check_fields(value: dict[str, Any]) -> None:
+    """The field rules in ssb-validate's order; each test is the cheap common case first, the full rule after."""
     if tuple(value) not in _ORDERS:
         raise InvalidMessage(Rule.ORDER, f"keys must be {', '.join(_ORDERS[0])} in order, got {list(value)}")
     previous, author, seq, ts = value["previous"], value["author"], value["sequence"], value["timestamp"]
     if previous is not None and not is_message_id(previous):
         raise InvalidMessage(Rule.PREVIOUS, f"previous must be null or a message id, got {previous!r}")
-    if not (type(author) is str and author in _KNOWN_AUTHORS) and not _remember_author(author):
+    if not (type(author) is str and author in _AUTHOR_KEYS) and not _remember_author(author):
         raise InvalidMessage(Rule.AUTHOR, f"author must be @<canonical base64 of 32 bytes>.ed25519: {author!r}")
-    if not _is_number(seq) or seq != int(seq) or not -_INT32 <= seq < _INT32:
+    if not (type(seq) is int and -_INT32 <= seq < _INT32) and not _is_int32(seq):
         raise InvalidMessage(Rule.SEQUENCE, f"sequence must be an integer, got {seq!r}")
-    if not _is_number(ts):
+    if type(ts) is not int and type(ts) is not float:
         raise InvalidMessage(Rule.TIMESTAMP, f"timestamp must be a number, got {ts!r}")
     if value["hash"] != "sha256":
         raise InvalidMessage(Rule.HASH, f"hash must be 'sha256', got {value['hash']!r}")
-    check_content(value["content"])
-    check_signature_format(value["signature"])
+    content = value["content"]
+    kind = content.get("type") if type(content) is dict else None
+    if not (type(kind) is str and 3 <= len(kind) <= 52 and kind.isascii()):
+        check_content(content)
+    signature = value["signature"]
+    if type(signature) is not str or CANONICAL_SIGNATURE.fullmatch(signature) is None:
+        check_signature_format(signature)
 
 
-_KNOWN_AUTHORS: set[str] = set()
+def _is_int32(x: Any) -> bool:
+    """ssb-validate's isInteger (``~~n === n``) for numbers that are not a Python int, such as ``2.0``."""
+    if type(x) is float and x.is_integer():  # False for NaN and ±Infinity
+        x = int(x)
+    return type(x) is int and -_INT32 <= x < _INT32
+
+
+_AUTHOR_KEYS: dict[str, bytes] = {}  # feed id -> public key, for ids already proved well formed
 
 
 def _remember_author(author: Any) -> bool:
     """Feeds write many messages: check each author id once (a bounded cache; ids are 53 characters)."""
     if not is_feed_id(author):
         return False
-    if len(_KNOWN_AUTHORS) > 1_000_000:
-        _KNOWN_AUTHORS.clear()
-    _KNOWN_AUTHORS.add(author)
+    if len(_AUTHOR_KEYS) > 1_000_000:
+        _AUTHOR_KEYS.clear()
+    _AUTHOR_KEYS[author] = binascii.a2b_base64(author[1:-8])
     return True
 
 
@@ -199,6 +212,8 @@ def _is_ref(parse: Any, ref: Any) -> bool:
 def check_content(content: Any) -> None:
     """Content is an object with a type of 3 to 52 UTF-16 units, or a boxed string ``<base64>.box…``."""
     if isinstance(content, str):
+        if _is_canonical_box(content):
+            return
         match = _BOXED.match(content)
         if not match:
             raise InvalidMessage(Rule.BOX, "string content must be <base64>.box (a private message)")
@@ -212,6 +227,22 @@ def check_content(content: Any) -> None:
         raise InvalidMessage(Rule.CONTENT_TYPE, f"content type must be a string, got {kind!r}")
     if not 3 <= _js_length(kind) <= 52:
         raise InvalidMessage(Rule.CONTENT_TYPE, f"content type must be 3 to 52 characters long: {kind!r}")
+
+
+def _is_canonical_box(content: str) -> bool:
+    """``_BOXED`` and the canonical-base64 test at once, without the regex (slow on long ciphertexts).
+
+    The base64 alphabet has no ``.``, so the first dot ends the base64; the text before it is canonical exactly
+    when decoding and re-encoding gives it back (which also rules out stray ``=`` and other characters).
+    """
+    dot = content.find(".")
+    if dot <= 0 or not content.startswith(".box", dot):
+        return False
+    body = content[:dot]
+    try:
+        return binascii.b2a_base64(binascii.a2b_base64(body), newline=False) == body.encode("ascii")
+    except (binascii.Error, ValueError):  # ValueError: non-ASCII text
+        return False
 
 
 def check_signature_format(signature: Any) -> bytes:
@@ -245,9 +276,13 @@ def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
 
     Call after `check_shape`, which proved the author and signature well formed; this only decodes them.
     """
-    signature = binascii.a2b_base64(msg.value["signature"][: -len(_SIG_SUFFIX)])
-    if not ed25519.verify(parse_feed_id(msg.author), _signed_bytes(msg.signing_bytes(), hmac_key), signature):
-        raise InvalidMessage(Rule.SIGNATURE, "signature does not verify", author=msg.author, sequence=msg.sequence)
+    value = msg.value
+    author = value["author"]
+    public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
+    signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])
+    signed = msg.signing_bytes() if hmac_key is None else _signed_bytes(msg.signing_bytes(), hmac_key)
+    if not ed25519.verify(public_key, signed, signature):
+        raise InvalidMessage(Rule.SIGNATURE, "signature does not verify", author=author, sequence=value["sequence"])
 
 
 def verify_message(value: Any, hmac_key: Any = None) -> Message:

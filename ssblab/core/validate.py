@@ -70,26 +70,32 @@ def validate_next(
 ) -> FeedState:
     """The feed's new head after ``msg``, or an `InvalidMessage`; raises `Duplicate` for a copy of the head."""
     check_shape(msg)
-    seq = int(msg.sequence)
+    value = msg.value
+    seq = value["sequence"]
+    if type(seq) is not int:
+        seq = int(seq)  # an integral float such as 2.0, which check_shape let through as ssb-validate does
     if state is None:
-        if msg.previous is not None or seq != 1:
+        if value["previous"] is not None or seq != 1:
             raise InvalidMessage(
                 Rule.FIRST_MESSAGE, f"the first message must have previous null and sequence 1, got "
-                f"previous {msg.previous!r}, sequence {seq}", author=msg.author, sequence=seq)
-    elif seq == state.sequence and msg.id == state.id:
-        raise Duplicate(msg.id)
-    elif seq == state.sequence or (seq == state.sequence + 1 and msg.previous != state.id):
-        if check_sig:
-            check_signature(msg, hmac_key)
-        known = state.id
-        raise ForkFound(Fork(msg.author, seq, known, msg))
-    elif seq != state.sequence + 1:
-        raise InvalidMessage(
-            Rule.SEQUENCE_ORDER, f"expected sequence {state.sequence + 1}, got {seq}",
-            author=msg.author, sequence=seq, fatal=False)
+                f"previous {value['previous']!r}, sequence {seq}", author=value["author"], sequence=seq)
+    else:
+        head_seq = state.sequence
+        if seq == head_seq + 1 and value["previous"] == state.id:
+            pass  # the common case: the next message
+        elif seq == head_seq and msg.id == state.id:
+            raise Duplicate(msg.id)
+        elif seq == head_seq or seq == head_seq + 1:
+            if check_sig:
+                check_signature(msg, hmac_key)
+            raise ForkFound(Fork(value["author"], seq, state.id, msg))
+        else:
+            raise InvalidMessage(
+                Rule.SEQUENCE_ORDER, f"expected sequence {head_seq + 1}, got {seq}",
+                author=value["author"], sequence=seq, fatal=False)
     if check_sig:
         check_signature(msg, hmac_key)
-    return FeedState(msg.author, seq, msg.id, msg.timestamp)
+    return FeedState(value["author"], seq, msg.id, value["timestamp"])
 
 
 @dataclass
@@ -155,7 +161,9 @@ class FeedValidator:
         """Validate one message; True when it is new and valid (the caller may store it)."""
         report = self.report
         report.checked += 1
-        author = msg.author if isinstance(msg.author, str) else None
+        author = msg.value.get("author")
+        if type(author) is not str:
+            author = None
         try:
             if author in self.stopped:
                 first = self.stopped[author]

@@ -8,8 +8,12 @@ later messages get ``feed-stopped``; an out-of-order sequence rejects only itsel
 duplicate. Records without a usable author (unparseable, or an author that is not a non-empty string) never
 join a feed in `FeedValidator` either: each is a group of its own, whose verdict is its per-message error.
 
+The one-pass route (`replay_split`, `stitch`) avoids the shuffle and the second Python pass where the data allows
+it; see the comment above `FeedRun`.
+
 Invariant: for every record, ``verdict``, ``code`` and ``detail`` equal what `FeedValidator` decides on the same
-records in the same order (tests/pipeline/test_verify.py checks it on data with every kind of fault).
+records in the same order (tests/pipeline/test_verify.py checks it on data with every kind of fault, and
+tests/pipeline/test_verify_stitch.py the one-pass route).
 """
 
 from __future__ import annotations
@@ -17,15 +21,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from ssblab.core.errors import InvalidMessage, Rule
-from ssblab.core.message import Message
-from ssblab.core.validate import Duplicate, FeedState, ForkFound, validate_next
+from ssblab.core.message import Message, check_shape
+from ssblab.core.validate import Duplicate, FeedState, FeedValidator, ForkFound, ValidationReport, validate_next
 from ssblab.pipeline.checks import BATCH_ROWS, FACTS_DDL, fact_error
-from ssblab.pipeline.load import _arrow_schema
+from ssblab.pipeline.load import RawRecord, _arrow_schema
+from ssblab.store.sources import parse_record
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -150,3 +155,158 @@ def verdicts(facts: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
     feed = F.when(in_feed, F.col("author")).otherwise(F.concat(F.lit("\0"), F.col("pos").cast("string")))
     keyed = facts.withColumn("feed", feed)
     return keyed.repartition("feed").sortWithinPartitions("feed", "pos").mapInArrow(replay, ddl)
+
+
+# The one-pass route (`verify.verify_spark`): each task replays its own split through `FeedValidator`, entering
+# every feed in the state that its first record in the split presumes (the common case: the head it follows);
+# the driver then walks each feed's runs in split order and checks every presumption against the state the
+# earlier splits really left. Where all presumptions hold, the task's verdicts are the single-process ones
+# (each record's verdict depends only on its feed's state before it, which then is the true one). A feed with
+# one wrong presumption (a fork or gap across a split boundary, a feed stopped in an earlier split) is
+# re-decided whole by `verdicts`; records outside any feed never depend on a state.
+
+@dataclass(frozen=True, slots=True)
+class FeedRun:
+    """One feed's records in one split: the entering state presumed, and what the replay left."""
+
+    author: str
+    entry: tuple[Any, ...]  # ("any",): any head, not stopped; ("none",): no head; ("head", sequence, id)
+    head: FeedState | None  # the head after the split's last valid message of the feed (None: no valid one)
+    stopped: bool  # the feed stopped inside this split
+    counts: tuple[int, int, int]  # checked, valid, duplicates
+
+
+@dataclass(frozen=True, slots=True)
+class SplitRun:
+    """What a task sends back: per-feed runs, the counts of records outside any feed, errors and forks."""
+
+    runs: list[FeedRun]
+    loose: tuple[int, int, int]
+    errors: list[tuple[int, str | None, InvalidMessageFields]]  # (pos, feed, error)
+    forks: list[ForkRow]
+
+
+class InvalidMessageFields(NamedTuple):
+    """An `InvalidMessage` as plain data (exceptions with keyword arguments do not pickle)."""
+
+    code: str
+    detail: str
+    author: str | None
+    sequence: Any
+    fatal: bool
+
+    def error(self) -> InvalidMessage:
+        return InvalidMessage(Rule(self.code), self.detail, author=self.author, sequence=self.sequence,
+                              fatal=self.fatal)
+
+
+class ForkRow(NamedTuple):
+    """Where a fork verdict is, as `verify.fork_evidence` reads it."""
+
+    pos: int
+    author: str
+    sequence: int
+    known: str
+
+
+def _presume(validator: FeedValidator, msg: Message, feed: str) -> tuple[Any, ...]:
+    """Enter ``feed`` in the state its first record in the split follows from; return that presumption."""
+    try:
+        check_shape(msg)
+    except InvalidMessage:
+        return ("any",)  # shape is checked before any state is read
+    value = msg.value
+    seq = int(value["sequence"])
+    if seq == 1 and value["previous"] is None:
+        return ("none",)
+    validator.report.heads[feed] = FeedState(feed, seq - 1, value["previous"], 0.0)
+    return ("head", seq - 1, value["previous"])
+
+
+def replay_split(records: Iterable[RawRecord], hmac_key: bytes | None) -> SplitRun:
+    """Parse, check and replay one split's records in log order (a Spark task, or anywhere)."""
+    validator = FeedValidator(hmac_key)
+    report = validator.report
+    entries: dict[str, tuple[Any, ...]] = {}
+    counts: dict[str | None, list[int]] = {None: [0, 0, 0]}
+    errors: list[tuple[int, str | None, InvalidMessageFields]] = []
+    forks: list[ForkRow] = []
+    for record in records:
+        valid, duplicates, n_errors = report.valid, report.duplicates, len(report.errors)
+        feed = _push(validator, record, entries)
+        tally = counts.setdefault(feed, [0, 0, 0])
+        tally[0] += 1
+        if report.valid > valid:
+            tally[1] += 1
+        elif report.duplicates > duplicates:
+            tally[2] += 1
+        elif len(report.errors) > n_errors:
+            error = report.errors[-1]
+            errors.append((record.pos, feed, InvalidMessageFields(error.code, error.detail, error.author,
+                                                                  error.sequence, error.fatal)))
+            if isinstance(error, ForkFound):
+                forks.append(ForkRow(record.pos, error.fork.author, error.fork.sequence, error.fork.known_id))
+    runs = [FeedRun(feed, entry, report.heads.get(feed) if counts[feed][1] else None, feed in validator.stopped,
+                    tuple(counts[feed]))  # type: ignore[arg-type]
+            for feed, entry in entries.items()]
+    return SplitRun(runs, tuple(counts[None]), errors, forks)  # type: ignore[arg-type]
+
+
+def _push(validator: FeedValidator, record: RawRecord, entries: dict[str, tuple[Any, ...]]) -> str | None:
+    """`verify_path`'s step for one record; returns its feed (None: outside any feed, as `FeedValidator` keys)."""
+    if record.raw is None:
+        validator.reject(InvalidMessage(Rule.JSON, record.torn or "no data"))
+        return None
+    received = parse_record(record.raw, record.where)
+    if received.message is None:
+        validator.reject(received.error)  # type: ignore[arg-type]
+        return None
+    author = received.message.value.get("author")
+    feed = author if type(author) is str and author else None
+    if feed is not None and feed not in entries:
+        entries[feed] = _presume(validator, received.message, feed)
+    validator.push(received.message)
+    return feed
+
+
+def _presumption_holds(entry: tuple[Any, ...], head: FeedState | None, stopped: bool) -> bool:
+    if stopped:
+        return False
+    if entry[0] == "any":
+        return True
+    if entry[0] == "none":
+        return head is None
+    return head is not None and head.sequence == entry[1] and head.id == entry[2]
+
+
+def stitch(split_runs: Iterable[SplitRun]) -> tuple[ValidationReport, list[int], list[ForkRow], set[str]]:
+    """Join the splits' runs (in split order) into one report; feeds whose presumptions failed are left out.
+
+    Returns:
+        (report without the broken feeds, the log positions of its errors, its fork rows, the broken feeds).
+    """
+    split_runs = list(split_runs)
+    heads: dict[str, FeedState] = {}
+    stopped: set[str] = set()
+    broken: set[str] = set()
+    for split in split_runs:
+        for run in split.runs:
+            if run.author in broken:
+                continue
+            if not _presumption_holds(run.entry, heads.get(run.author), run.author in stopped):
+                broken.add(run.author)
+                continue
+            if run.head is not None:
+                heads[run.author] = run.head
+            if run.stopped:
+                stopped.add(run.author)
+    report = ValidationReport(heads={a: h for a, h in heads.items() if a not in broken})
+    for split in split_runs:
+        tallies = [split.loose, *(run.counts for run in split.runs if run.author not in broken)]
+        report.checked += sum(t[0] for t in tallies)
+        report.valid += sum(t[1] for t in tallies)
+        report.duplicates += sum(t[2] for t in tallies)
+    kept = sorted((pos, fields) for split in split_runs for pos, feed, fields in split.errors if feed not in broken)
+    report.errors.extend(fields.error() for _, fields in kept)
+    forks = sorted(row for split in split_runs for row in split.forks if row.author not in broken)
+    return report, [pos for pos, _ in kept], forks, broken

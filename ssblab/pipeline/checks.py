@@ -96,11 +96,15 @@ def fact_error(stage: str | None, code: str | None, detail: str | None, fatal: b
     return InvalidMessage(Rule(code), detail or "", author=author, sequence=sequence, fatal=bool(fatal))
 
 
-def split_facts(splits: list[Split], hmac_key: bytes | None, with_content: bool) -> Iterator[list[tuple[Any, ...]]]:
-    """Facts rows of the splits, in chunks of `BATCH_ROWS` (pure Python: testable without Spark)."""
+def split_facts(splits: list[Split], hmac_key: bytes | None, with_content: bool,
+                feeds: frozenset[str] | None = None) -> Iterator[list[tuple[Any, ...]]]:
+    """Facts rows of the splits (of the records of ``feeds`` only, when given), in chunks of `BATCH_ROWS` (pure
+    Python: testable without Spark)."""
     rows: list[tuple[Any, ...]] = []
     for split in splits:
         for record in iter_split(split):
+            if feeds is not None and not _in_feeds(record, feeds):
+                continue
             rows.append(fact_row(record, hmac_key, with_content))
             if len(rows) >= BATCH_ROWS:
                 yield rows
@@ -109,11 +113,18 @@ def split_facts(splits: list[Split], hmac_key: bytes | None, with_content: bool)
         yield rows
 
 
+def _in_feeds(record: RawRecord, feeds: frozenset[str]) -> bool:
+    """Whether a record belongs to one of ``feeds`` (records outside any feed never do)."""
+    msg = None if record.raw is None else parse_record(record.raw, record.where).message
+    return msg is not None and msg.value.get("author") in feeds
+
+
 def message_facts(splits: DataFrame, *, hmac_key: Any = None, with_content: bool = False,
-                  rows_done: Any = None) -> DataFrame:
+                  rows_done: Any = None, feeds: frozenset[str] | None = None) -> DataFrame:
     """A facts row per record of the splits (`load.splits_frame`), computed in the Python workers.
 
     ``rows_done``: an accumulator the workers add their record counts to (see `progress.job_progress`).
+    ``feeds``: only the records of these authors (others are parsed, to learn their author, but not checked).
     """
     import pyarrow as pa
 
@@ -122,7 +133,7 @@ def message_facts(splits: DataFrame, *, hmac_key: Any = None, with_content: bool
 
     def check(batches: Iterator[Any]) -> Iterator[Any]:
         for batch in batches:
-            for rows in split_facts(list(splits_of(batch)), key, with_content):
+            for rows in split_facts(list(splits_of(batch)), key, with_content, feeds):
                 if rows_done is not None:
                     rows_done.add(len(rows))
                 columns = list(zip(*rows, strict=True))

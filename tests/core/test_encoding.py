@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssblab import InvalidJson, parse_json
-from ssblab.core.encoding import decode, encode, encode_compact, is_plain, latin1_hash, utf16_length
+from ssblab.core.encoding import (
+    decode,
+    decode_encoded,
+    encode,
+    encode_compact,
+    is_plain,
+    latin1_hash,
+    utf16_length,
+)
 from ssblab.core.v8_json import number_to_string, stringify
 
 # Numbers across every formatting regime of Number::toString, including the ones orjson writes differently.
@@ -78,3 +86,27 @@ def test_latin1_hash_and_length_follow_javascript() -> None:
     units = '{"t": "’😀"}'.encode("utf-16-le")[0::2]
     assert latin1_hash(text) == hashlib.sha256(units).digest()
     assert parse_json(text) == {"t": "’😀"}
+
+
+@given(json_values)
+@settings(max_examples=200)
+def test_decode_encoded_is_decode_then_encode(value: object) -> None:
+    for text in (stringify(value, indent=0).encode(), stringify(value).encode(), b" " + stringify(value).encode()):
+        parsed, encoded = decode_encoded(text)
+        assert encoded == stringify(value).encode() == encode(decode(text)[0])
+        assert parsed == decode(text)[0]
+
+
+def test_decode_encoded_rejects_what_decode_rejects() -> None:
+    for text in (b'{"a":1,"a":2}', b"[-0]", b'["\\ud800"]', b'{\n  "a": 1,\n  "a": 2\n}'):
+        with pytest.raises(InvalidJson):
+            decode_encoded(text)
+    for depth in (200, 300):  # within orjson's 254 levels (the fast route), and past them (the exact one)
+        deep = b"[" * depth + b"]" * depth
+        assert decode_encoded(deep)[1] == stringify(parse_json(deep)).encode()
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8))
+def test_latin1_hash_fast_routes_equal_the_utf16_rule(text: str) -> None:
+    data = text.encode()
+    assert latin1_hash(data) == hashlib.sha256(text.encode("utf-16-le", "surrogatepass")[0::2]).digest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 from hypothesis import given
@@ -26,7 +27,7 @@ from ssblab import (
     validate_feed,
     verify_message,
 )
-from ssblab.core.message import Message
+from ssblab.core.message import Message, check_content, check_shape
 from ssblab.core.refs import decode_canonical_b64
 
 ALICE = Keypair.generate(bytes(32))
@@ -167,3 +168,35 @@ def test_deep_nesting_gets_a_rule_not_a_crash(depth: int) -> None:
     with pytest.raises(InvalidMessage) as info:
         create_message(ALICE, {"type": "deep", "x": nested}, timestamp=1)
     assert info.value.code in {"json", "size"}
+
+
+_B64ISH = st.text(st.sampled_from("AQgwBz09+/=.éx"), max_size=14)
+
+
+@given(_B64ISH, st.sampled_from([".box", ".box2", ".bo", "", ".box.x", "..box"]))
+def test_boxed_content_fast_check_is_the_regex_rule(body: str, suffix: str) -> None:
+    content = body + suffix
+    match = re.match(r"([0-9A-Za-z/+]+={0,2})\.box", content)
+    try:
+        expected = bool(match) and decode_canonical_b64(match.group(1)) is not None  # type: ignore[union-attr]
+    except InvalidRef:
+        expected = False
+    try:
+        check_content(content)
+        accepted = True
+    except InvalidMessage as exc:
+        assert exc.code == "box"
+        accepted = False
+    assert accepted == expected
+
+
+def test_sequence_and_shape_edge_cases() -> None:
+    msg = create_message(ALICE, {"type": "post"}, timestamp=1)
+    for seq, ok in ((1.0, True), (2**31 - 1, True), (2**31, False), (-(2**31), True), (True, False),
+                    (float("nan"), False), (float("inf"), False), (1.5, False), ("1", False)):
+        value = {**msg.value, "sequence": seq}
+        try:
+            check_shape(Message(value, msg.encoded, msg.id))
+            assert ok, seq
+        except InvalidMessage as exc:
+            assert not ok and exc.code == "sequence", seq
