@@ -43,33 +43,20 @@ def pagerank(vertices: DataFrame, edges: DataFrame, iterations: int = 10, dampin
     """``id, pagerank`` after ``iterations`` power iterations from the uniform vector (NetworkX's definition).
 
     Each feed passes ``damping`` of its rank to the feeds it follows, in equal shares; the rank of feeds who follow
-    nobody is spread over all feeds. The rank vector (one number per feed) lives on the driver and is broadcast
-    each iteration against the edges, which stay in Spark: one Spark job per iteration.
+    nobody is spread over all feeds. The graph is packed once (`ssblab.graph.packed`): each iteration is then
+    one Spark job without a shuffle, the rank vector (one number per feed) broadcast from the driver.
     """
     import pandas as pd
-    from pyspark.sql import functions as F
 
-    spark = vertices.sparkSession
-    out_deg = edges.groupBy("src").agg(F.count("*").alias("out"))
-    shares = edges.join(out_deg, "src").select("src", "dst", (1.0 / F.col("out")).alias("share")).cache()
-    nodes: Any = vertices.select("id").join(out_deg.withColumnRenamed("src", "id"), "id", "left").toPandas()
-    n = len(nodes)
-    if n == 0:
-        shares.unpersist()
-        return spark.createDataFrame([], "id string, pagerank double")
-    ids, dangling = nodes["id"].tolist(), nodes["out"].isna().to_numpy()
-    ranks = pd.Series(1.0 / n, index=ids)
-    for _ in range(iterations):
-        vector = spark.createDataFrame(pd.DataFrame({"id": ids, "pagerank": ranks.to_numpy()}),
-                                       "id string, pagerank double")
-        passed: Any = (F.broadcast(vector).join(shares, vector["id"] == shares["src"]).groupBy("dst")
-                  .agg(F.sum(F.col("pagerank") * F.col("share")).alias("passed")).toPandas())
-        lost = float(ranks.to_numpy()[dangling].sum())
-        flow = pd.Series(passed["passed"].to_numpy(), index=passed["dst"]).reindex(ids, fill_value=0.0)
-        ranks = damping * (flow + lost / n) + (1.0 - damping) / n
-    shares.unpersist()
-    result = pd.DataFrame({"id": ids, "pagerank": ranks.to_numpy(dtype=float)})
-    return spark.createDataFrame(result, "id string, pagerank double")
+    from ssblab.graph.packed import pack_graph, packed_pagerank
+
+    graph = pack_graph(edges.select("src", "dst"), vertices)
+    try:
+        ranks = packed_pagerank(graph, iterations, damping)
+    finally:
+        graph.unpersist()
+    frame = pd.DataFrame({"id": list(graph.ids), "pagerank": ranks})
+    return vertices.sparkSession.createDataFrame(frame, "id string, pagerank double")
 
 
 def connected_components(graph: Any) -> DataFrame:

@@ -1,14 +1,18 @@
 """Tangles and causal order on Spark, over the pipeline's tables (``tangle_edges``, ``links``, ``messages``).
 
-Strategy: pure ``DataFrame -> DataFrame`` transforms for what parallelises (depths of every tangle by iterative
-joins, dangling links, heads), and :func:`local_causal_index`, which streams the three tables to the driver
-into a :class:`~ssblab.tangles.causal.CausalIndex` for interactive queries. Whole-dataset Lamport depths by
-joins would need one round per message on the longest chain (a feed's length), so the whole-dataset
-relation is served by the local index instead; at a million messages it fits in a few hundred MiB.
+Strategy: pure ``DataFrame -> DataFrame`` transforms for what parallelises (depths of every tangle and Lamport
+depths of the whole dataset by iterative joins, dangling links and references, heads), and
+:func:`local_causal_index`, which streams the three tables to the driver into a
+:class:`~ssblab.tangles.causal.CausalIndex` for interactive happened-before queries.
+
+Whole-dataset depths (:func:`causal_depths`) use that each feed is totally ordered: a round passes depths along
+every reference at once and then along every feed with one running-max window, so the number of rounds is the
+number of cross-feed references on the longest chain (plus one), not the chain's length (a feed's length).
 
 Invariants: a tangle's root has depth 0 and any other message 1 + the largest depth of the messages it
 links to (its ``parent``s, or the root when it has none), computed over the messages that are present;
-:func:`dangling_links` lists the links to absent ones, which make those depths lower bounds.
+:func:`dangling_links` and :func:`dangling_references` list the links to absent ones, which make those depths
+lower bounds (``causal_depths`` says which in its ``complete`` column).
 """
 
 from __future__ import annotations
@@ -16,12 +20,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ssblab.tangles.causal import CausalIndex, CausalMessage, build_index
+from ssblab.tangles.causal import CausalError, CausalIndex, CausalMessage, build_index
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["dangling_links", "local_causal_index", "tangle_depths", "tangle_heads", "tangle_links"]
+__all__ = [
+    "causal_depths",
+    "dangling_links",
+    "dangling_references",
+    "local_causal_index",
+    "tangle_depths",
+    "tangle_heads",
+    "tangle_links",
+]
 
 MAX_ROUNDS = 10_000
 
@@ -90,6 +102,92 @@ def _references(messages: DataFrame, links: DataFrame, edges: DataFrame) -> Data
     tangled = tangle_links(edges).select("id", F.col("parent").alias("ref"))
     refs = named.unionByName(tangled).groupBy("id").agg(F.array_sort(F.collect_set("ref")).alias("refs"))
     return messages.select("id", "author", "sequence", "timestamp").join(refs, ["id"], "left")
+
+
+def _positions(messages: DataFrame) -> DataFrame:
+    """``(id, author, sequence, run, pos, gap)``: each message's place in its run of consecutive sequences.
+
+    A run restarts after a sequence gap; ``gap`` marks a run's first message whose predecessor in its feed is
+    absent (sequence above 1), whose ancestry is then incomplete.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_feed = Window.partitionBy("author").orderBy("sequence")
+    starts = messages.select("id", "author", "sequence").withColumn(
+        "start", F.coalesce(F.col("sequence") != F.lag("sequence").over(by_feed) + 1, F.lit(True))
+    )
+    runs = starts.withColumn("run", F.sum(F.col("start").cast("int")).over(by_feed))
+    in_run = Window.partitionBy("author", "run").orderBy("sequence")
+    return runs.select("id", "author", "sequence", "run", (F.row_number().over(in_run) - 1).alias("pos"),
+                       (F.col("start") & (F.col("sequence") > 1)).alias("gap"))
+
+
+def _reference_pairs(messages: DataFrame, links: DataFrame, edges: DataFrame) -> DataFrame:
+    """``(id, ref)``: every message id each message names (content links and tangle edges), once."""
+    from pyspark.sql import functions as F
+
+    named = links.where(F.col("kind") == "message").select("id", F.col("target").alias("ref"))
+    tangled = tangle_links(edges).select("id", F.col("parent").alias("ref"))
+    pairs = named.unionByName(tangled).where(F.col("id") != F.col("ref")).distinct()
+    return pairs.join(messages.select("id"), ["id"])
+
+
+def dangling_references(messages: DataFrame, links: DataFrame, edges: DataFrame) -> DataFrame:
+    """``(id, ref)``: references of present messages to ids that are not in ``messages`` (reported, not guessed).
+
+    A feed's missing predecessors are not listed here: :func:`causal_depths` marks the messages after such a
+    gap (and everything that depends on them) as not ``complete``.
+    """
+    present = messages.select(messages["id"].alias("ref"))
+    return _reference_pairs(messages, links, edges).join(present, ["ref"], "left_anti").select("id", "ref")
+
+
+def causal_depths(
+    messages: DataFrame, links: DataFrame, edges: DataFrame, *, max_rounds: int = MAX_ROUNDS
+) -> DataFrame:
+    """``(id, author, sequence, depth, complete)``: the Lamport depth of every message of the dataset.
+
+    ``depth`` is the length of the longest chain of references (``previous`` included) from the message back to
+    one that references nothing present: 0 for a feed's first message without references. ``complete`` is
+    False when the ancestry reaches a missing message (a dangling reference or a feed gap): the depth is then
+    a lower bound over what is present.
+
+    Strategy: a feed is totally ordered, so within a run of consecutive sequences ``depth(m) = pos(m) +
+    max(0, max over k <= m of cand(k) - pos(k))``, where ``cand(k)`` is 1 + the largest depth among ``k``'s
+    references: one window per feed per round. Starting from ``depth = pos`` (a lower bound), each round
+    passes depths along every reference at once, so the rounds are bounded by the cross-feed references on the
+    longest chain, not by its length. Lineage is cut every round (local checkpoints).
+
+    Raises:
+        CausalError: no fixpoint after ``max_rounds`` rounds (a reference cycle: forged data).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    dangling = dangling_references(messages, links, edges).select("id").distinct().withColumn("lost", F.lit(True))
+    present = messages.select(messages["id"].alias("ref"))
+    refs = _reference_pairs(messages, links, edges).join(present, ["ref"]).localCheckpoint()
+    state = (_positions(messages).join(dangling, ["id"], "left")
+             .withColumn("lost", F.col("gap") | F.coalesce("lost", F.lit(False)))
+             .select("id", "author", "sequence", "run", "pos", "lost", F.col("pos").alias("depth"),
+                     F.col("lost").alias("incomplete"))
+             .repartition("author").localCheckpoint())
+    in_run = Window.partitionBy("author", "run").orderBy("pos").rowsBetween(Window.unboundedPreceding, 0)
+    for _ in range(max_rounds):
+        got = refs.join(state.select(F.col("id").alias("ref"), "depth", "incomplete"), ["ref"]).groupBy("id").agg(
+            (F.max("depth") + 1).alias("cand"), F.max(F.col("incomplete").cast("int")).alias("inherit"))
+        step = state.join(got, ["id"], "left").select(
+            "id", "author", "sequence", "run", "pos", "lost", F.col("depth").alias("was"),
+            F.col("incomplete").alias("was_incomplete"),
+            (F.col("pos") + F.greatest(F.lit(0), F.max(F.col("cand") - F.col("pos")).over(in_run))).alias("depth"),
+            (F.max((F.col("lost") | (F.coalesce("inherit", F.lit(0)) > 0)).cast("int")).over(in_run) > 0)
+            .alias("incomplete"))
+        state = step.localCheckpoint()
+        if state.where((F.col("depth") != F.col("was")) | (F.col("incomplete") != F.col("was_incomplete"))).isEmpty():
+            return state.select("id", "author", "sequence", "depth", (~F.col("incomplete")).alias("complete"))
+        state = state.drop("was", "was_incomplete")
+    raise CausalError(f"causal depths: no fixpoint after {max_rounds} rounds (a reference cycle: forged data)")
 
 
 def local_causal_index(messages: DataFrame, links: DataFrame, edges: DataFrame, **options: int) -> CausalIndex:

@@ -14,8 +14,9 @@ import pytest
 
 from ssblab.friends import contact_edges, hops
 from ssblab.generate import generate_network
-from ssblab.graph import FollowNetwork, coverage, hops_frame, overlap_experiment
+from ssblab.graph import FollowNetwork, coverage, hops_frame, hops_table, overlap_experiment
 from ssblab.graph.frames import edges_frame
+from ssblab.graph.packed import pack_graph
 from tests.graph.helpers import random_graphs
 
 if TYPE_CHECKING:
@@ -32,6 +33,16 @@ def test_spark_hops_equal_ssb_friends_on_random_graphs(spark: SparkSession, max_
     wrong = [root for root, edges in graphs if found.get(root) != hops(edges, root, max_hops)]
     assert wrong == []
     assert sum(value < 0 for answer in found.values() for value in answer.values()) > 50  # blocks were exercised
+
+
+def test_packed_hops_equal_ssb_friends_on_random_graphs(spark: SparkSession) -> None:
+    graphs = random_graphs(seed=5, count=300)
+    union = {edge: weight for _, edges in graphs for edge, weight in edges.items()}
+    packed = pack_graph(edges_frame(spark, union))
+    found = hops_table(packed, [root for root, _ in graphs], 3)
+    packed.unpersist()
+    assert [root for root, edges in graphs if found[root] != hops(edges, root, 3)] == []
+    assert sum(value < 0 for answer in found.values() for value in answer.values()) > 50
 
 
 def test_generated_network_contact_state_and_server_max(spark: SparkSession) -> None:

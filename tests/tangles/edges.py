@@ -64,11 +64,17 @@ def closure(messages: Iterable[CausalMessage]) -> dict[str, set[str]]:
     return ancestors
 
 
-def random_thread(rng: random.Random, size: int, *, ties: bool = True) -> list[dict[str, Any]]:
+FUTURE = 4_102_444_800_000  # 2100-01-01 in epoch milliseconds: a clock set far ahead
+
+
+def random_thread(rng: random.Random, size: int, *, ties: bool = True,
+                  contradict: bool = False) -> list[dict[str, Any]]:
     """A thread as ssb-sort takes it (``{key, value}``), with random branches and many equal timestamps.
 
     Claimed times grow strictly along links (so ssb-sort's comparator is a total order) and often repeat among
-    concurrent messages; ids are random, so the id tie-break decides those.
+    concurrent messages; ids are random, so the id tie-break decides those. With ``contradict``, claimed times
+    ignore the links: drawn from a few values (many equal, replies older than their parents) and sometimes far
+    in the future; half such threads also carry receive times (``timestamp`` beside ``value``), also drawn.
     """
     def key() -> str:  # canonical base64, or ssb-ref's isMsg (which ssb-sort uses to find links) rejects it
         return "%" + base64.b64encode(rng.randbytes(32)).decode() + ".sha256"
@@ -79,7 +85,12 @@ def random_thread(rng: random.Random, size: int, *, ties: bool = True) -> list[d
         parents = rng.sample(thread, min(len(thread), rng.choice([1, 1, 2])))
         floor = max(p["value"]["timestamp"] for p in parents) + 1
         stamp = floor + (rng.randrange(3) if ties else rng.randrange(1, 10**6))
+        if contradict:
+            stamp = FUTURE + rng.randrange(2) if rng.random() < 0.1 else 1000 + rng.randrange(6)
         branch = [p["key"] for p in parents]
         content = {"type": "post", "root": root["key"], "branch": branch[0] if len(branch) == 1 else branch}
         thread.append({"key": key(), "value": {"author": "@a", "timestamp": stamp, "content": content}})
+    if contradict and rng.random() < 0.5:
+        for record in thread:
+            record["timestamp"] = 2000 + rng.randrange(4)
     return thread
