@@ -185,7 +185,7 @@ class ClockBuilder:
     def _kept(self, position: int) -> Row | None:
         hit = self.recent.get(position)
         if hit is not None:
-            return hit
+            return _widen(hit, self.width)  # kept before feeds were added: narrower
         latest = self.current.get(self.log.feed[position])
         return _widen(latest[1], self.width) if latest is not None and latest[0] == position else None
 

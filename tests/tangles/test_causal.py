@@ -71,6 +71,14 @@ def test_extending_gives_the_same_answers_and_leaves_the_old_index_alone(chunk: 
     _assert_matches(index, messages, closure(messages), rng, pairs=500)
 
 
+def test_a_new_feed_may_reference_messages_indexed_before_it_existed() -> None:
+    # The clocks of recent messages were kept at the old width (two feeds); a third feed widens them on use.
+    index = build_index([CausalMessage("%a", "@x", 1), CausalMessage("%b", "@y", 1, ("%a",))])
+    index = extend_index(index, [CausalMessage("%c", "@z", 1, ("%b",))])
+    assert happened_before(index, "%a", "%c") and happened_before(index, "%b", "%c")
+    assert not happened_before(index, "%c", "%a")
+
+
 def test_generated_network_messages() -> None:
     messages = causal_messages(generate_network(25, 1200, 11))
     index = build_index(messages, every=8)
