@@ -66,8 +66,9 @@ class RawRecord:
 def resolve_source(path: str | Path) -> tuple[str, Path]:
     """(kind, path) of a source, following `read_source` and `verify_path` (a store folder, an ssb-fixtures
     folder with ``flume/log.offset``, a log.offset file, else JSONL), and archives (an ``archive.json``, a folder
-    written by ``ssblab archive build``, or a blob folder holding Bundles: `is_archive`)."""
-    path = Path(path)
+    written by ``ssblab archive build``, or a blob folder holding Bundles: `is_archive`). The path is made
+    absolute: tasks may run in another working directory, and SQLite opens a store by ``file:`` URI."""
+    path = Path(path).absolute()
     if (path / "ssblab.sqlite3").exists():
         return "store", path
     if path.is_dir() and (path / "flume" / "log.offset").exists():

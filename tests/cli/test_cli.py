@@ -13,8 +13,8 @@ import pytest
 from ssblab import Keypair, create_message
 
 
-def ssblab(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "ssblab", *map(str, args)], capture_output=True, text=True)
+def ssblab(*args: str | Path, check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "ssblab", *map(str, args)], capture_output=True, text=True, cwd=cwd)
     if check and done.returncode != 0:
         raise AssertionError(f"ssblab {args} exited {done.returncode}: {done.stderr}")
     return done
@@ -95,7 +95,7 @@ def test_demo_runs_the_main_job(tmp_path: Path) -> None:
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"name": "tiny", "authors": 8, "messages": 300, "seed": 3}))
     out_dir = tmp_path / "out"
-    out = ssblab("demo", "--out", out_dir, "--spec", spec).stdout
+    out = ssblab("demo", "--spec", spec, cwd=tmp_path).stdout  # the default --out: ./out, a relative path
     assert "feeds             8" in out and "messages        300" in out
     assert "EBT replication 300 messages of 8 feeds" in out and "verified on Spark: 300/300 valid" in out
     assert (out_dir / "store" / "ssblab.sqlite3").exists()
