@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ssblab import viz
 from ssblab.report.html import Section, Table
+from ssblab.viz.charts import DAY_MS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["archives_section", "follow_graph_section", "moderation_section", "overview_section", "tangles_section"]
 
-DAY_MS = 86_400_000
 
 
 def short(feed: str) -> str:
@@ -143,20 +143,15 @@ def archives_section(feeds: Sequence[Sequence[Message]], jsonl: Path, out: Path)
     """Archive every feed (ssb-archive blobs and Bundles in ``out``), verify each by rebuilding it, compare sizes."""
     import pandas as pd
 
-    from ssblab.archive import build_archives, verify_by_rebuild, write_archives
-    from ssblab.core.refs import b64
-    from ssblab.store.blobs import BlobStore
+    from ssblab.archive import build_archives, open_archive, verify_by_rebuild, write_archives
+    from ssblab.archive.folder import stored_bytes
 
     archives, _ = build_archives(feeds)
     write_archives(archives, out)
-    store = BlobStore(out / "blobs")
-
-    def fetch(digest: bytes) -> bytes | None:
-        return store.get(f"&{b64(digest)}.sha256")
-
+    written = open_archive(out)
     by_author = {feed[0].author: feed for feed in feeds}
-    verified = sum(verify_by_rebuild(a.bundle, by_author[a.feed], fetch).messages for a in archives)
-    archive_bytes = sum(store.size(ref) or 0 for ref in store)
+    verified = sum(verify_by_rebuild(a.bundle, by_author[a.feed], written.fetch).messages for a in archives)
+    archive_bytes = stored_bytes(written)
     json_bytes = jsonl.stat().st_size
     sizes = pd.DataFrame({"format": ["JSONL", "archive blobs"], "bytes": [json_bytes, archive_bytes]})
     facts = [("feeds archived", len(by_author)), ("Bundles (archive messages)", len(archives)),
