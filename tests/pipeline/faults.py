@@ -14,16 +14,7 @@ import orjson
 
 from ssblab.core import Keypair, Message, create_message
 from ssblab.generate import generate_network
-
-
-def _feed(keypair: Keypair, count: int, text: str = "post") -> list[Message]:
-    out: list[Message] = []
-    previous = None
-    for i in range(count):
-        previous = create_message(keypair, {"type": "post", "text": f"{text} {i}"}, previous=previous,
-                                  timestamp=1_000 + i)
-        out.append(previous)
-    return out
+from tests.signed import signed_posts
 
 
 def _line(value: Any) -> bytes:
@@ -34,16 +25,16 @@ def fault_lines() -> list[bytes]:
     """Lines in log order: feeds whose faults cover every rule and the chain's corner cases."""
     keys = [Keypair.generate(bytes([40 + i]) * 32) for i in range(8)]
     ok, forked, gap, stopped, late, signed, shapes, dup = keys
-    a = _feed(ok, 4)
-    f = _feed(forked, 4)
+    a = signed_posts(ok, 4)
+    f = signed_posts(forked, 4)
     fork_next = create_message(forked, {"type": "post", "text": "fork"}, previous=f[1], timestamp=7)
     fork_same = create_message(forked, {"type": "post", "text": "same place"}, previous=f[0], timestamp=8)
-    g = _feed(gap, 5)
-    s = _feed(stopped, 4)
-    lt = _feed(late, 3)
-    sg = _feed(signed, 3)
-    d = _feed(dup, 3)
-    sh = _feed(shapes, 2)
+    g = signed_posts(gap, 5)
+    s = signed_posts(stopped, 4)
+    lt = signed_posts(late, 3)
+    sg = signed_posts(signed, 3)
+    d = signed_posts(dup, 3)
+    sh = signed_posts(shapes, 2)
     base = dict(sh[1].value)
     lines: list[bytes] = [
         _line(a[0]), _line(f[0]), _line(g[0]), _line(s[0]), _line(d[0]), _line(sh[0]),

@@ -21,6 +21,7 @@ from ssblab.replicate.hub import LiveStore
 from ssblab.replicate.runner import ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want
 from ssblab.store import Store
+from tests.signed import signed_posts
 
 from .helpers import served
 from .malicious import malicious_peer, silent_peer
@@ -31,13 +32,7 @@ ME = SigningKey(bytes([23]) * 32)
 
 
 def chain(count: int, start: Message | None = None, text: str = "post") -> list[Message]:
-    out: list[Message] = []
-    previous = start
-    for n in range(count):
-        previous = create_message(AUTHOR, {"type": "post", "text": f"{text} {n}"}, previous=previous,
-                                  timestamp=1000 + n)
-        out.append(previous)
-    return out
+    return signed_posts(AUTHOR, count, start, text=text)
 
 
 GOOD = chain(5)

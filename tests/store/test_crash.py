@@ -14,7 +14,7 @@ import pytest
 from ssblab import Keypair
 from ssblab.store import Store
 from ssblab.store.verify import verify_path
-from tests.store.conftest import make_feed
+from tests.signed import signed_posts
 
 WRITER = """
 import sys
@@ -27,7 +27,7 @@ with Store(sys.argv[1]) as store:
 @pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.0, 0.03, 0.1])
 def test_kill_9_mid_import_leaves_a_consistent_store(tmp_path, delay: float) -> None:
-    feeds = [make_feed(Keypair.generate(bytes([i]) * 32), 1200) for i in range(1, 6)]
+    feeds = [signed_posts(Keypair.generate(bytes([i]) * 32), 1200) for i in range(1, 6)]
     lines = [orjson.dumps(m.value) for group in zip(*feeds, strict=True) for m in group]
     source = tmp_path / "in.jsonl"
     source.write_bytes(b"\n".join(lines) + b"\n")

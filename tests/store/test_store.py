@@ -8,7 +8,7 @@ import pytest
 from ssblab import Keypair, create_message
 from ssblab.store import Store, export_jsonl, read_jsonl, read_log_offset, write_log_offset
 from ssblab.store.verify import verify_path
-from tests.store.conftest import make_feed
+from tests.signed import signed_posts
 
 
 def _jsonl(path, messages, extra_lines=()):
@@ -18,7 +18,7 @@ def _jsonl(path, messages, extra_lines=()):
 
 
 def test_append_validates_and_reopens(tmp_path, alice: Keypair, bob: Keypair) -> None:
-    a, b = make_feed(alice, 5), make_feed(bob, 3)
+    a, b = signed_posts(alice, 5), signed_posts(bob, 3)
     with Store(tmp_path / "s") as store:
         report = store.append([a[0], b[0], a[1], b[1], b[2], a[2]])
         assert (report.valid, report.invalid) == (6, 0)
@@ -31,7 +31,7 @@ def test_append_validates_and_reopens(tmp_path, alice: Keypair, bob: Keypair) ->
 
 
 def test_bad_message_in_the_middle_keeps_every_valid_message(tmp_path, alice: Keypair, bob: Keypair) -> None:
-    a, b = make_feed(alice, 6), make_feed(bob, 4)
+    a, b = signed_posts(alice, 6), signed_posts(bob, 4)
     tampered = {**a[3].value, "timestamp": 0}
     source = _jsonl(tmp_path / "in.jsonl", [a[0], a[1], b[0], a[2], b[1]],
                     [orjson.dumps(tampered), b"{not json", orjson.dumps(a[4].value), orjson.dumps(b[2].value),
@@ -47,7 +47,7 @@ def test_bad_message_in_the_middle_keeps_every_valid_message(tmp_path, alice: Ke
 
 
 def test_fork_is_recorded_and_stops_the_feed(tmp_path, alice: Keypair) -> None:
-    a = make_feed(alice, 4)
+    a = signed_posts(alice, 4)
     other = create_message(alice, {"type": "post", "text": "another third"}, previous=a[1], timestamp=9)
     with Store(tmp_path / "s") as store:
         store.append(a)
@@ -63,7 +63,7 @@ def test_fork_is_recorded_and_stops_the_feed(tmp_path, alice: Keypair) -> None:
 
 
 def test_unsigned_fork_claim_is_just_invalid(tmp_path, alice: Keypair) -> None:
-    a = make_feed(alice, 3)
+    a = signed_posts(alice, 3)
     forged = {**a[2].value, "previous": a[0].id}
     with Store(tmp_path / "s") as store:
         store.append(a[:2])
@@ -72,7 +72,7 @@ def test_unsigned_fork_claim_is_just_invalid(tmp_path, alice: Keypair) -> None:
 
 
 def test_log_offset_roundtrip_and_torn_tail(tmp_path, alice: Keypair) -> None:
-    a = make_feed(alice, 4)
+    a = signed_posts(alice, 4)
     log = tmp_path / "log.offset"
     write_log_offset(iter(m.to_kvt(5.0) for m in a), log)
     assert [r.message.id for r in read_log_offset(log)] == [m.id for m in a]
@@ -84,7 +84,7 @@ def test_log_offset_roundtrip_and_torn_tail(tmp_path, alice: Keypair) -> None:
 
 def test_export_then_import_is_identical(tmp_path, alice: Keypair, bob: Keypair) -> None:
     with Store(tmp_path / "a") as store:
-        store.append(make_feed(alice, 3) + make_feed(bob, 2))
+        store.append(signed_posts(alice, 3) + signed_posts(bob, 2))
         export_jsonl(store, tmp_path / "out.jsonl")
         export_jsonl(store, tmp_path / "records.jsonl", records=True)
     for name in ("out.jsonl", "records.jsonl"):
