@@ -2,7 +2,7 @@
 
 Strategy: a thin facade; each method is one transform from `frames`, `hops`, `analytics`, `moderation` or `about`.
 This is the one boundary that caches: the contact state and the weighted edges are cached on first use, since
-every question starts from them.
+every question starts from them, and packed once for hops (milliseconds a query after that).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ssblab.friends.contacts import MessageLike
 from ssblab.graph import about, analytics, frames, moderation
 from ssblab.graph import traversal as traversal
+from ssblab.graph.packed import PackedGraph, pack_graph
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,9 +72,14 @@ class FollowNetwork:
 
         return graphframe(self.vertices, self.follows)
 
+    @cached_property
+    def packed(self) -> PackedGraph:
+        """The weighted edges numbered and packed once for traversals (`ssblab.graph.packed`)."""
+        return pack_graph(self.edges)
+
     def hops(self, root: str, max_hops: int = 3, *, server_max: int | None = None) -> dict[str, int]:
-        """``{feed: hops}`` as ``friends.hops({start: root, max: max_hops})`` answers."""
-        return traversal.hops(self.edges, root, max_hops, server_max=server_max)
+        """``{feed: hops}`` as ``friends.hops({start: root, max: max_hops})`` answers (on the packed graph)."""
+        return traversal.hops(self.packed, root, max_hops, server_max=server_max)
 
     def hops_frame(self, roots: Iterable[str], max_hops: int = 3) -> DataFrame:
         return traversal.hops_frame(self.edges, roots, max_hops)

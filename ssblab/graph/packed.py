@@ -1,18 +1,24 @@
-"""The follow graph packed for iterative algorithms: numbered feeds, edges as numpy blocks cached in Spark.
+"""The follow graph packed for iterative algorithms: numbered feeds, edges as sparse matrices or int32 arrays.
 
 Why: PageRank and hops run a few to ten rounds over the same million edges. As DataFrame joins each round
 hashes and shuffles the feed-id strings again, and per-round Spark overhead (planning, shuffles, pickled rows,
-a hundred small tasks) dominated: 5 s per PageRank iteration on 1,000,000 edges here. Packed, every
-partition's edges are one row of int32 arrays (Arrow moves them as a few buffers) and each partition does its
-share with numpy (a sparse matrix-vector product is a ``bincount``). A hops level is one shuffle-free job with
-the frontier broadcast, and a PageRank iteration one such job with the rank shares broadcast (a barrier stage
-adding up the partial vectors with ``allGather`` took longer: its synchronisation costs more than a job here).
+a hundred small tasks) dominated: 5 s per PageRank iteration on 1,000,000 edges here. Packed, a round is a sparse
+matrix-vector product over numbered edges, in one of two places:
+- on the driver (`LocalEdges`), when the graph has at most ``local_limit`` edges (default `LOCAL_EDGES`; 24 bytes
+  an edge, in two sparse matrices: about 0.6 GB at the default). A round then costs milliseconds instead of a
+  Spark job (0.3 to 1 s here, whatever the data), and a hops level reads only the frontier's edges when it has
+  few (`EdgeKind.reached`), so a traversal that has reached nearly everyone stops after a few products;
+- in Spark (``blocks``) when the graph is bigger: every partition's edges are one row of int32 arrays (Arrow
+  moves them as a few buffers), one block per core, where the product is a ``bincount``; a hops level is one
+  shuffle-free job with the frontier broadcast, a PageRank iteration one such job with the rank shares broadcast
+  (a barrier stage adding up the partial vectors with ``allGather`` took longer: its synchronisation costs more
+  than a job here).
 
-Invariants: feed numbers are positions in ``PackedGraph.ids`` (sorted); one block per core (Spark's default
-parallelism), each holding one partition's edges; the packed frame is cached and materialised once by
-:func:`pack_graph` (call ``unpersist`` to free it); results are exact: the same sums as the DataFrame versions,
-in another order (PageRank differs in the last bits only); numpy, pandas and pyspark are imported inside
-functions, so ``import ssblab.graph`` needs only the core dependencies.
+Invariants: feed numbers are positions in ``PackedGraph.ids`` (sorted); exactly one of ``local`` and ``blocks`` is
+set; blocks are cached and materialised once by :func:`pack_graph` (call ``unpersist`` to free them); results are
+exact and the same on both paths: the same sums, in another order (PageRank differs in the last bits only);
+numpy, pandas and pyspark are imported inside functions, so ``import ssblab.graph`` needs only the core
+dependencies.
 """
 
 from __future__ import annotations
@@ -28,22 +34,82 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
 
-__all__ = ["PackedGraph", "pack_graph", "packed_offers", "packed_pagerank"]
+__all__ = ["LOCAL_EDGES", "EdgeKind", "LocalEdges", "PackedGraph", "pack_graph", "packed_hops", "packed_offers",
+           "packed_pagerank"]
 
 BLOCK_SCHEMA = "src binary, dst binary, weight binary"
+LOCAL_EDGES = 25_000_000  # graphs up to this many edges are iterated on the driver
+UNREACHED = -(2**31)  # a feed's hops value before the traversal decides it
+
+
+@dataclass(frozen=True)
+class EdgeKind:
+    """The edges of one kind (follow, block or unfollow) as two sparse 0/1 matrices (CSR, float64).
+
+    ``by_source[s, t]`` and ``by_target[t, s]`` are 1 for each edge ``s -> t``. Why both: a step from a few feeds
+    reads their rows of ``by_source`` (the edges they have, nothing else); a step from many is one product with
+    ``by_target``, a C loop over all edges (under a millisecond for a million here, where gathering and masking
+    the same edges in numpy took ten times longer).
+    """
+
+    by_source: Any
+    by_target: Any
+
+    @classmethod
+    def of(cls, src: np.ndarray, dst: np.ndarray, feeds: int) -> EdgeKind:
+        import numpy as np
+        from scipy.sparse import csr_matrix
+
+        by_source = csr_matrix((np.ones(len(src)), (src, dst)), shape=(feeds, feeds))
+        return cls(by_source, by_source.transpose().tocsr())
+
+    def reached(self, marked: np.ndarray) -> np.ndarray:
+        """Per feed, whether an edge of this kind comes to it from a ``marked`` feed (booleans)."""
+        import numpy as np
+
+        rows = np.flatnonzero(marked)
+        starts = self.by_source.indptr
+        if 8 * int((starts[rows + 1] - starts[rows]).sum()) < self.by_source.nnz:  # few edges: read them
+            hit = np.zeros(len(marked), dtype=bool)
+            hit[self.by_source[rows].indices] = True
+            return hit
+        return self.by_target @ marked.astype(np.float64) > 0  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class LocalEdges:
+    """The edges on the driver: feed ids as an object array (a fast ``take``) and the edges by kind."""
+
+    names: np.ndarray
+    follows: EdgeKind
+    blocks: EdgeKind
+    unfollows: EdgeKind
+
+    @classmethod
+    def from_numbers(cls, names: tuple[str, ...], src: np.ndarray, dst: np.ndarray,
+                     weight: np.ndarray) -> LocalEdges:
+        import numpy as np
+
+        def kind(code: int) -> EdgeKind:
+            chosen = weight == code
+            return EdgeKind.of(src[chosen], dst[chosen], len(names))
+
+        return cls(np.array(names, dtype=object), kind(FOLLOW), kind(BLOCK), kind(UNFOLLOW))
 
 
 @dataclass(frozen=True)
 class PackedGraph:
-    """Feed ids by number and the cached blocks of numbered edges (``src, dst, weight`` as int32 arrays)."""
+    """Feed ids by number and the numbered edges (``src, dst, weight``), on the driver or cached in Spark."""
 
     ids: tuple[str, ...]
     index: dict[str, int]
-    blocks: DataFrame
     edges: int
+    local: LocalEdges | None = None
+    blocks: DataFrame | None = None
 
     def unpersist(self) -> None:
-        self.blocks.unpersist()
+        if self.blocks is not None:
+            self.blocks.unpersist()
 
 
 def _arrays(row: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -52,20 +118,50 @@ def _arrays(row: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(np.frombuffer(row[c], dtype=np.int32) for c in ("src", "dst", "weight"))  # type: ignore[return-value]
 
 
-def pack_graph(edges: DataFrame, vertices: DataFrame | None = None) -> PackedGraph:
+def pack_graph(edges: DataFrame, vertices: DataFrame | None = None, *, local_limit: int = LOCAL_EDGES) -> PackedGraph:
     """Number the feeds and pack ``edges`` (``src, dst`` and optionally ``weight``; follows when absent).
 
     Args:
         edges: the edges; without a ``weight`` column every edge is a follow.
         vertices: ``id`` of feeds to number even without edges (PageRank counts them).
+        local_limit: pack on the driver when there are at most this many edges, else in Spark (0: always Spark).
     """
+    from pyspark.sql import functions as F
+
+    if "weight" not in edges.columns:
+        edges = edges.withColumn("weight", F.lit(FOLLOW))
+    edges = edges.select("src", "dst", F.col("weight").cast("int"))
+    count = edges.count()
+    if count <= local_limit:
+        return _pack_local(edges, vertices)
+    return _pack_blocks(edges, vertices)
+
+
+def _pack_local(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
+    """One Arrow collect of the edges (and vertices); the numbering and both sort orders in numpy."""
+    import numpy as np
+    import pandas as pd
+
+    table: Any = edges.toPandas()
+    names = [table["src"], table["dst"]]
+    if vertices is not None:
+        names.append(vertices.select("id").toPandas()["id"])
+    ids = pd.Index(pd.unique(pd.concat(names, ignore_index=True))).sort_values()
+    src = ids.get_indexer(table["src"]).astype(np.int32)
+    dst = ids.get_indexer(table["dst"]).astype(np.int32)
+    weight = table["weight"].to_numpy(np.int32)
+    names_tuple = tuple(ids.tolist())
+    local = LocalEdges.from_numbers(names_tuple, src, dst, weight)
+    return PackedGraph(names_tuple, {feed: k for k, feed in enumerate(names_tuple)}, len(table), local=local)
+
+
+def _pack_blocks(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
+    """The edges as numpy blocks cached in Spark, one per core, for graphs too big for the driver."""
     import numpy as np
     import pandas as pd
     from pyspark.sql import functions as F
 
     spark = edges.sparkSession
-    if "weight" not in edges.columns:
-        edges = edges.withColumn("weight", F.lit(FOLLOW))
     named = edges.select(F.col("src").alias("id")).union(edges.select(F.col("dst").alias("id")))
     if vertices is not None:
         named = named.union(vertices.select("id"))
@@ -82,10 +178,10 @@ def pack_graph(edges: DataFrame, vertices: DataFrame | None = None) -> PackedGra
     # One block per core: every round is then one task per core (a frame made from pandas can have a hundred
     # small partitions, and each task costs a Python worker round trip).
     spread = edges.coalesce(spark.sparkContext.defaultParallelism)
-    blocks = spread.select("src", "dst", F.col("weight").cast("int")).mapInPandas(pack, BLOCK_SCHEMA).cache()
+    blocks = spread.mapInPandas(pack, BLOCK_SCHEMA).cache()
     count = int(blocks.select(F.sum(F.length("src"))).first()[0] or 0) // 4  # materialises the cache
     lookup.unpersist()
-    return PackedGraph(ids, {feed: k for k, feed in enumerate(ids)}, blocks, count)
+    return PackedGraph(ids, {feed: k for k, feed in enumerate(ids)}, count, blocks=blocks)
 
 
 def _summed(graph: PackedGraph, per_block: Any, vector: np.ndarray) -> np.ndarray:
@@ -93,6 +189,7 @@ def _summed(graph: PackedGraph, per_block: Any, vector: np.ndarray) -> np.ndarra
     import numpy as np
     import pandas as pd
 
+    assert graph.blocks is not None
     shared = graph.blocks.sparkSession.sparkContext.broadcast(vector)
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -112,8 +209,9 @@ def _summed(graph: PackedGraph, per_block: Any, vector: np.ndarray) -> np.ndarra
 def packed_pagerank(graph: PackedGraph, iterations: int = 10, damping: float = 0.85) -> np.ndarray:
     """PageRank by feed number, NetworkX's definition (see `ssblab.graph.analytics.pagerank`), follows only.
 
-    One shuffle-free job per iteration: the driver broadcasts each feed's share (its rank over its follows),
-    every block returns its partial flow vector, the driver adds them up.
+    On the driver, one sparse matrix-vector product per iteration. In Spark, one shuffle-free job per
+    iteration: the driver broadcasts each feed's share (its rank over its follows), every block returns its
+    partial flow vector, the driver adds them up.
     """
     import numpy as np
     n = len(graph.ids)
@@ -127,13 +225,23 @@ def packed_pagerank(graph: PackedGraph, iterations: int = 10, damping: float = 0
         follow = weight == FOLLOW
         return np.bincount(dst[follow], weights=share[src[follow]], minlength=n)
 
-    out = _summed(graph, out_degree, np.zeros(0))
+    if graph.local is not None:
+        followed_by = graph.local.follows.by_target
+        out = np.diff(graph.local.follows.by_source.indptr).astype(np.float64)
+
+        def flow_of(share: np.ndarray) -> np.ndarray:
+            return followed_by @ share  # type: ignore[no-any-return]
+    else:
+        out = _summed(graph, out_degree, np.zeros(0))
+
+        def flow_of(share: np.ndarray) -> np.ndarray:
+            return _summed(graph, passed, share)
+
     follows_nobody = out == 0
     ranks = np.full(n, 1.0 / n)
     for _ in range(iterations):
         share = np.divide(ranks, out, out=np.zeros(n), where=~follows_nobody)
-        flow = _summed(graph, passed, share)
-        ranks = damping * (flow + ranks[follows_nobody].sum() / n) + (1.0 - damping) / n
+        ranks = damping * (flow_of(share) + ranks[follows_nobody].sum() / n) + (1.0 - damping) / n
     return ranks
 
 
@@ -160,6 +268,7 @@ def _best_offers(graph: PackedGraph, front: np.ndarray, level: int) -> dict[int,
     import numpy as np
     import pandas as pd
 
+    assert graph.blocks is not None
     width = len(graph.ids)
     shared = graph.blocks.sparkSession.sparkContext.broadcast(front)
 
@@ -183,3 +292,40 @@ def _best_offers(graph: PackedGraph, front: np.ndarray, level: int) -> dict[int,
     shared.destroy()
     best = rows.groupby("key")["value"].max()
     return dict(zip(best.index.tolist(), best.tolist(), strict=True))
+
+
+def packed_hops(graph: PackedGraph, root: str, max_hops: int) -> dict[str, int]:
+    """ssb-friends' ``{feed: hops}`` from ``root`` on a graph packed on the driver (`LocalEdges`).
+
+    The rules are `ssblab.graph.traversal`'s, level by level: ``+level`` for a follow by an expanding feed at
+    ``level - 1``, ``-level`` for its block or for an unfollow by one at ``level - 2``, positive winning the tie,
+    already decided feeds kept. A level is one `EdgeKind.reached` per kind of edge; the traversal stops once
+    every feed is decided.
+    """
+    import numpy as np
+
+    local = graph.local
+    if local is None:
+        raise ValueError("packed_hops needs a graph packed on the driver (pack_graph with local_limit >= edges)")
+    start = graph.index.get(root)
+    if start is None:
+        return {root: 0}
+    n = len(graph.ids)
+    value = np.full(n, UNREACHED, dtype=np.int32)
+    value[start] = 0
+    for level in range(1, max_hops + 2):
+        unreached = value == UNREACHED
+        if not unreached.any():
+            break
+        positive = np.zeros(n, dtype=bool)
+        negative = np.zeros(n, dtype=bool)
+        if level - 1 < max_hops:  # feeds at level - 1 expand: their follows and blocks count
+            previous = value == level - 1
+            positive = local.follows.reached(previous)
+            negative |= local.blocks.reached(previous)
+        if 0 <= level - 2 < max_hops:  # and the unfollows of feeds at level - 2
+            negative |= local.unfollows.reached(value == level - 2)
+        value[positive & unreached] = level
+        value[negative & ~positive & unreached] = -level
+    found = np.flatnonzero(value != UNREACHED)
+    return dict(zip(local.names[found].tolist(), value[found].tolist(), strict=True))

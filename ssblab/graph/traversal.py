@@ -12,8 +12,9 @@ Where the work happens: the edges (the big side, up to millions of rows) stay in
 most the reached feeds per root) stay on the driver, and each level's frontier is broadcast against the edges.
 That is one Spark job per non-empty level: per-job overhead, not data, dominates on small machines, and a
 DataFrame-only loop (anti-joins, checkpoints) took several times longer here. On a packed graph
-(`ssblab.graph.packed`: numbered feeds, numpy blocks cached one per core) a level is one shuffle-free job instead
-of a join of feed-id strings: 3 s instead of 18 s for three hops on 1,000,000 edges (bench/graph.py).
+(`ssblab.graph.packed`: numbered feeds, int32 edge arrays) there is no join of feed-id strings: on the driver a
+traversal is numpy work of milliseconds (`ssblab.graph.packed.packed_hops`), in Spark blocks a level is one
+shuffle-free job (3 s instead of 18 s for three hops on 1,000,000 edges, bench/graph.py).
 
 Invariants:
 - the result has one row per (root, feed) the traversal reaches, the root itself at 0;
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ssblab.friends.contacts import BLOCK, FOLLOW, UNFOLLOW
-from ssblab.graph.packed import PackedGraph, packed_offers
+from ssblab.graph.packed import PackedGraph, packed_hops, packed_offers
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -66,7 +67,8 @@ def hops_table(edges: DataFrame | PackedGraph, roots: Iterable[str], max_hops: i
 
     Args:
         edges: ``src, dst, weight`` (`ssblab.graph.frames.weighted_edges`); cache it when calling more than once,
-            or pack it (`ssblab.graph.packed.pack_graph`): a level is then one shuffle-free job on numpy blocks.
+            or pack it (`ssblab.graph.packed.pack_graph`): a level is then numpy work on the driver, or one
+            shuffle-free job on numpy blocks for graphs too big for the driver.
         roots: feed ids.
         max_hops: feeds at ``max_hops`` are reported but not expanded (must be >= 0).
 
@@ -75,6 +77,8 @@ def hops_table(edges: DataFrame | PackedGraph, roots: Iterable[str], max_hops: i
     """
     if max_hops < 0:
         raise ValueError(f"hops: max_hops must be >= 0 (ssb-friends' expand rule), got {max_hops}")
+    if isinstance(edges, PackedGraph) and edges.local is not None:
+        return {root: packed_hops(edges, root, max_hops) for root in roots}
     offers = packed_offers if isinstance(edges, PackedGraph) else _offers
     decided = {root: {root: 0} for root in roots}
     levels: list[list[tuple[str, str, int]]] = [[(root, root, 0) for root in decided]]

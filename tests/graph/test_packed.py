@@ -38,8 +38,10 @@ def test_pagerank_equals_networkx_with_dangling_and_isolated_feeds(spark: SparkS
     ranks = {r["id"]: r["pagerank"] for r in pagerank(vertices, frame.where("weight = 1"), 10).collect()}
     assert ranks.keys() == reference.keys()
     assert max(abs(ranks[f] - reference[f]) for f in ranks) < 1e-12
-    packed = pack_graph(frame, vertices)  # blocks and unfollows are in the blocks but not followed
-    assert packed.edges == len(edges) and "@alone" in packed.index
-    ten = packed_pagerank(packed, 10)
-    packed.unpersist()
-    assert abs(ten.sum() - 1.0) < 1e-12 and max(abs(ten[packed.index[f]] - ranks[f]) for f in ranks) < 1e-15
+    for local_limit in (len(edges), 0):  # on the driver, then in Spark blocks
+        packed = pack_graph(frame, vertices, local_limit=local_limit)  # blocks and unfollows are packed, not followed
+        assert (packed.local is None) == (local_limit == 0) and (packed.blocks is None) == (local_limit > 0)
+        assert packed.edges == len(edges) and "@alone" in packed.index
+        ten = packed_pagerank(packed, 10)
+        packed.unpersist()
+        assert abs(ten.sum() - 1.0) < 1e-12 and max(abs(ten[packed.index[f]] - ranks[f]) for f in ranks) < 1e-15

@@ -35,14 +35,19 @@ def test_spark_hops_equal_ssb_friends_on_random_graphs(spark: SparkSession, max_
     assert sum(value < 0 for answer in found.values() for value in answer.values()) > 50  # blocks were exercised
 
 
-def test_packed_hops_equal_ssb_friends_on_random_graphs(spark: SparkSession) -> None:
+@pytest.mark.parametrize("where", ["driver", "blocks"])
+def test_packed_hops_equal_ssb_friends_on_random_graphs(spark: SparkSession, where: str) -> None:
     graphs = random_graphs(seed=5, count=300)
     union = {edge: weight for _, edges in graphs for edge, weight in edges.items()}
-    packed = pack_graph(edges_frame(spark, union))
-    found = hops_table(packed, [root for root, _ in graphs], 3)
+    packed = pack_graph(edges_frame(spark, union), local_limit=len(union) if where == "driver" else 0)
+    assert (packed.local is not None) == (where == "driver")
+    roots = [root for root, _ in graphs] + ["@not-in-the-graph"]
+    found = {max_hops: hops_table(packed, roots, max_hops) for max_hops in (0, 1, 2, 3)}
     packed.unpersist()
-    assert [root for root, edges in graphs if found[root] != hops(edges, root, 3)] == []
-    assert sum(value < 0 for answer in found.values() for value in answer.values()) > 50
+    assert [(root, max_hops) for root, edges in graphs for max_hops in found
+            if found[max_hops][root] != hops(edges, root, max_hops)] == []
+    assert found[3]["@not-in-the-graph"] == {"@not-in-the-graph": 0}
+    assert sum(value < 0 for answer in found[3].values() for value in answer.values()) > 50
 
 
 def test_generated_network_contact_state_and_server_max(spark: SparkSession) -> None:
