@@ -11,6 +11,11 @@ the JSONL. CPU seconds of the whole process tree (driver, JVM, Python workers) g
 other load on the machine does not inflate. The two reports must be equal, or the run fails. The load average
 is printed too: on a shared machine other processes take cores away from both contenders.
 
+The machine's own ceiling is measured as well: ``--cores`` separate single-process validators started at once,
+each on the same 200,000-message prefix, against one of them alone. No scheduler can beat independent processes,
+so their speed-up is what the cores give (on a virtual machine whose cores share physical ones, less than the
+core count), and Spark's speed-up divided by it says how much of that Spark keeps.
+
     .venv/bin/python -m bench.spark_verify [--messages 1000000] [--authors 1000] [--cores 2] [--no-export]
 """
 
@@ -21,6 +26,8 @@ import itertools
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -77,6 +84,21 @@ def timed(run):  # type: ignore[no-untyped-def]
     return result, time.perf_counter() - started, tree_cpu() - cpu
 
 
+def parallel_ceiling(path: Path, processes: int) -> float:
+    """The speed-up of ``processes`` independent single-process validators of ``path`` run at once over one."""
+    command = [sys.executable, "-c", "import sys; from ssblab.store.verify import verify_path; "
+               "verify_path(sys.argv[1])", str(path)]
+
+    def run(count: int) -> float:
+        started = time.perf_counter()
+        for child in [subprocess.Popen(command) for _ in range(count)]:
+            if child.wait() != 0:
+                raise RuntimeError(f"{' '.join(command)} failed")
+        return time.perf_counter() - started
+
+    return processes * run(1) / run(processes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -116,6 +138,10 @@ def main() -> None:
     print(f"spark local[{args.cores}]: {n / spark_s:,.0f} msgs/s ({spark_s:,.1f} s), speed-up {speedup:.2f}x, "
           f"per-core cost {figures['per_core_cost_ratio']:.2f}x the single process's (wall), "
           f"{figures['cpu_cost_ratio']:.2f}x (CPU: {spark_cpu:,.1f} s)", flush=True)
+    ceiling = parallel_ceiling(cached_network(args.cache, min(n, 200_000), args.authors, args.seed), args.cores)
+    figures |= {"independent_processes_speedup": round(ceiling, 2), "speedup_of_ceiling": round(speedup / ceiling, 2)}
+    print(f"{args.cores} independent single processes at once: {ceiling:.2f}x one alone (the machine's ceiling); "
+          f"Spark reaches {speedup / ceiling:.0%} of it", flush=True)
     if not args.no_export:
         out = Path(tempfile.mkdtemp(prefix="ssblab-bench-export-")) / "dataset"
         try:
