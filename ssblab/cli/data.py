@@ -48,7 +48,7 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     ver = verbs.add_parser("verify", help="verify every message of a JSONL file, log.offset or store",
                            description="Exit 0 when every message is valid, 1 otherwise.")
-    ver.add_argument("path", type=Path, help="a JSONL file, log.offset or store (with --engine spark also an archive)")
+    ver.add_argument("path", type=Path, help="a JSONL file, log.offset, store or archive")
     ver.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     ver.add_argument("--engine", choices=["python", "spark"], default="python",
                      help="python: one process; spark: distributed (same verdicts, same output)")
@@ -117,8 +117,15 @@ def _verify(args: argparse.Namespace) -> int:
 
         report = verify_spark(_spark(args.master), args.path, hmac_key=args.hmac_key)
     else:
+        from ssblab.pipeline.load import is_archive
+
         with progress("verifying") as bar:
-            report = verify_path(args.path, hmac_key=args.hmac_key, on_message=bar.update)
+            if is_archive(args.path):
+                from ssblab.pipeline.verify import verify_records
+
+                report = verify_records(args.path, hmac_key=args.hmac_key, on_message=bar.update)
+            else:
+                report = verify_path(args.path, hmac_key=args.hmac_key, on_message=bar.update)
     if args.json:
         print(json.dumps(report.to_json()))
     else:

@@ -21,6 +21,7 @@ __all__ = [
     "job_progress",
     "raw_messages",
     "spark_session",
+    "verify_records",
     "verify_spark",
 ]
 
@@ -36,6 +37,7 @@ _HOME = {
     "export_parquet": "export",
     "job_progress": "progress",
     "raw_messages": "load",
+    "verify_records": "verify",
     "verify_spark": "verify",
 }
 

@@ -254,19 +254,26 @@ def replay_split(records: Iterable[RawRecord], hmac_key: bytes | None) -> SplitR
 
 def _push(validator: FeedValidator, record: RawRecord, entries: dict[str, tuple[Any, ...]]) -> str | None:
     """`verify_path`'s step for one record; returns its feed (None: outside any feed, as `FeedValidator` keys)."""
+    msg = received_message(validator, record)
+    if msg is None:
+        return None
+    author = msg.value.get("author")
+    feed = author if type(author) is str and author else None
+    if feed is not None and feed not in entries:
+        entries[feed] = _presume(validator, msg, feed)
+    validator.push(msg)
+    return feed
+
+
+def received_message(validator: FeedValidator, record: RawRecord) -> Message | None:
+    """The record's message, or None after rejecting it (torn, or not a message) as `verify_path` does."""
     if record.raw is None:
         validator.reject(InvalidMessage(Rule.JSON, record.torn or "no data"))
         return None
     received = parse_record(record.raw, record.where)
     if received.message is None:
         validator.reject(received.error)  # type: ignore[arg-type]
-        return None
-    author = received.message.value.get("author")
-    feed = author if type(author) is str and author else None
-    if feed is not None and feed not in entries:
-        entries[feed] = _presume(validator, received.message, feed)
-    validator.push(received.message)
-    return feed
+    return received.message
 
 
 def _presumption_holds(entry: tuple[Any, ...], head: FeedState | None, stopped: bool) -> bool:

@@ -14,12 +14,23 @@ Invariant: ``verify_spark(spark, path).to_json() == verify_path(path).to_json()`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssblab.core.message import hmac_key_bytes
-from ssblab.core.validate import FeedState, Fork, ValidationReport
-from ssblab.pipeline.chain import DUPLICATE, INVALID, VALID, ForkRow, SplitRun, replay_split, stitch, verdicts
+from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
+from ssblab.pipeline.chain import (
+    DUPLICATE,
+    INVALID,
+    VALID,
+    ForkRow,
+    SplitRun,
+    received_message,
+    replay_split,
+    stitch,
+    verdicts,
+)
 from ssblab.pipeline.checks import fact_error, message_facts
 from ssblab.pipeline.load import SPLIT_BYTES, Split, iter_split, plan_splits, resolve_source, splits_frame
 from ssblab.pipeline.progress import job_progress
@@ -82,6 +93,24 @@ def fork_evidence(path: str | Path, forks: list[Any]) -> list[Fork]:
                 assert msg is not None
                 found.append(Fork(row.author, int(row.sequence), row.known, msg))
     return found  # in log order: splits and records are
+
+
+def verify_records(path: str | Path, *, hmac_key: Any = None,
+                   on_message: Callable[[], None] | None = None) -> ValidationReport:
+    """`verify_spark`'s report in this process, without Spark: the pipeline's readers, one validator.
+
+    For the sources only the pipeline reads (archives: their blocks decoded and rebuilt here, as a Spark task
+    would); the records go through `verify_path`'s step, in log order, so no feed is presumed or stitched.
+    """
+    validator = FeedValidator(hmac_key)
+    for split in plan_splits(path):
+        for record in iter_split(split):
+            msg = received_message(validator, record)
+            if msg is not None:
+                validator.push(msg)
+            if on_message:
+                on_message()
+    return validator.report
 
 
 def split_runs(spark: SparkSession, splits: list[Split], *, hmac_key: Any = None,

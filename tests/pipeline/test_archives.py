@@ -143,13 +143,27 @@ def test_verify_spark_equals_verify_path(spark: Any, world: tuple[Path, Path]) -
 
 
 def test_verify_spark_names_an_unreadable_block(spark: Any, world: tuple[Path, Path], tmp_path: Path) -> None:
-    from ssblab.pipeline.verify import verify_spark
+    from ssblab.pipeline.verify import verify_records, verify_spark
 
     copy, ref, _ = _broken_copy(world, tmp_path, "missing")
     report = verify_spark(spark, copy, progress=False).to_json()
     first = report["errors"][0]
     assert first["code"] == "json" and ref in first["message"] and "is not in" in first["message"]
     assert report["invalid"] > 1  # the feed's later messages no longer follow its head
+    assert verify_records(copy).to_json() == report  # the same verdicts without Spark
+
+
+def test_cli_verify_of_an_archive_without_spark(world: tuple[Path, Path], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from ssblab.cli import main
+
+    folder, jsonl = world
+    assert main(["verify", "--json", str(folder)]) == 1  # the tampered message: exit 1, as for the JSONL
+    assert orjson.loads(capsys.readouterr().out) == verify_path(jsonl).to_json()
+    copy, ref, _ = _broken_copy(world, tmp_path, "damaged")
+    assert main(["verify", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert ref in err and "damaged on disk" in err
 
 
 @pytest.mark.slow  # two Spark exports: about a minute
