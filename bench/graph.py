@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=3, help="runs of hops and PageRank (medians are shown)")
     parser.add_argument("--where", choices=["driver", "blocks"], default="driver",
-                        help="pack the graph on the driver (the default up to 25M edges) or in Spark blocks")
+                        help="pack the graph on the driver (the default up to 5M edges) or in Spark blocks")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
 

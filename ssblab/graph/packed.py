@@ -4,10 +4,11 @@ Why: PageRank and hops run a few to ten rounds over the same million edges. As D
 hashes and shuffles the feed-id strings again, and per-round Spark overhead (planning, shuffles, pickled rows,
 a hundred small tasks) dominated: 5 s per PageRank iteration on 1,000,000 edges here. Packed, a round is a sparse
 matrix-vector product over numbered edges, in one of two places:
-- on the driver (`LocalEdges`), when the graph has at most ``local_limit`` edges (default `LOCAL_EDGES`; 24 bytes
-  an edge, in two sparse matrices: about 0.6 GB at the default). A round then costs milliseconds instead of a
-  Spark job (0.3 to 1 s here, whatever the data), and a hops level reads only the frontier's edges when it has
-  few (`EdgeKind.reached`), so a traversal that has reached nearly everyone stops after a few products;
+- on the driver (`LocalEdges`), when the graph has at most ``local_limit`` edges (default `LOCAL_EDGES`: 24
+  bytes an edge in two sparse matrices, and while packing the edges' id strings, about 1 GB at the default). A
+  round then costs milliseconds instead of a Spark job (0.3 to 1 s here, whatever the data), and a hops level
+  reads only the frontier's edges when it has few (`EdgeKind.reached`), so a traversal that has reached nearly
+  everyone stops after a few products;
 - in Spark (``blocks``) when the graph is bigger: every partition's edges are one row of int32 arrays (Arrow
   moves them as a few buffers), one block per core, where the product is a ``bincount``; a hops level is one
   shuffle-free job with the frontier broadcast, a PageRank iteration one such job with the rank shares broadcast
@@ -38,7 +39,7 @@ __all__ = ["LOCAL_EDGES", "EdgeKind", "LocalEdges", "PackedGraph", "pack_graph",
            "packed_pagerank"]
 
 BLOCK_SCHEMA = "src binary, dst binary, weight binary"
-LOCAL_EDGES = 25_000_000  # graphs up to this many edges are iterated on the driver
+LOCAL_EDGES = 5_000_000  # graphs up to this many edges are iterated on the driver
 UNREACHED = -(2**31)  # a feed's hops value before the traversal decides it
 
 
@@ -61,6 +62,7 @@ class EdgeKind:
         from scipy.sparse import csr_matrix
 
         by_source = csr_matrix((np.ones(len(src)), (src, dst)), shape=(feeds, feeds))
+        by_source.data[:] = 1.0  # a repeated edge is one edge (the constructor adds them up)
         return cls(by_source, by_source.transpose().tocsr())
 
     def reached(self, marked: np.ndarray) -> np.ndarray:
@@ -138,7 +140,7 @@ def pack_graph(edges: DataFrame, vertices: DataFrame | None = None, *, local_lim
 
 
 def _pack_local(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
-    """One Arrow collect of the edges (and vertices); the numbering and both sort orders in numpy."""
+    """One Arrow collect of the edges (and vertices); the numbering in pandas, the matrices in scipy."""
     import numpy as np
     import pandas as pd
 

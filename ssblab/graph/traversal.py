@@ -12,9 +12,9 @@ Where the work happens: the edges (the big side, up to millions of rows) stay in
 most the reached feeds per root) stay on the driver, and each level's frontier is broadcast against the edges.
 That is one Spark job per non-empty level: per-job overhead, not data, dominates on small machines, and a
 DataFrame-only loop (anti-joins, checkpoints) took several times longer here. On a packed graph
-(`ssblab.graph.packed`: numbered feeds, int32 edge arrays) there is no join of feed-id strings: on the driver a
-traversal is numpy work of milliseconds (`ssblab.graph.packed.packed_hops`), in Spark blocks a level is one
-shuffle-free job (3 s instead of 18 s for three hops on 1,000,000 edges, bench/graph.py).
+(`ssblab.graph.packed`: numbered feeds, edges as sparse matrices or int32 blocks) there is no join of feed-id
+strings: on the driver a traversal takes milliseconds (`ssblab.graph.packed.packed_hops`: 4 ms against 18 s for
+three hops on 1,000,000 edges, bench/graph.py), in Spark blocks a level is one shuffle-free job (3 s).
 
 Invariants:
 - the result has one row per (root, feed) the traversal reaches, the root itself at 0;
