@@ -8,7 +8,8 @@ authors; 90 % of the edges follow, 4 % block, 6 % are unfollows. It measures:
   cut-off (it ignores blocks, so it does less than ssb-friends does);
 - PageRank, 10 iterations: ssblab (`ssblab.graph.pagerank`) against ``networkx.pagerank`` stopped after 10
   iterations (``tol=0``; it then raises PowerIterationFailedConvergence, which is caught);
-- connected components: GraphFrames through `ssblab.pipeline.session.connected_components` against
+- connected components: GraphFrames through `ssblab.pipeline.session.connected_components` and, on a graph
+  packed on the driver, `ssblab.graph.packed.packed_components` (what `FollowNetwork.components` uses), against
   ``networkx.weakly_connected_components``.
 Loading (Spark: the edges into a cached DataFrame, then packed once with `ssblab.graph.packed.pack_graph`, which
 numbers the feeds and keeps the edges as sparse matrices on the driver, or with ``--where blocks`` as numpy blocks
@@ -37,7 +38,7 @@ import numpy as np
 from ssblab.friends import hops as python_hops
 from ssblab.graph import connected_components, hops
 from ssblab.graph.frames import edges_frame
-from ssblab.graph.packed import pack_graph, packed_pagerank
+from ssblab.graph.packed import pack_graph, packed_components, packed_pagerank
 from ssblab.pipeline.session import graphframe, spark_session
 
 POWER_LAW = 2.0  # target index = floor(u ** POWER_LAW * feeds): a few feeds are followed by most
@@ -89,9 +90,13 @@ def run_spark(spark: Any, edges: dict[tuple[str, str], int], root: str, max_hops
     follows = frame.where("weight = 1").select("src", "dst").cache()
     vertices = frame.selectExpr("src AS id").union(frame.selectExpr("dst AS id")).distinct().cache()
     components, cc_s = timed(lambda: connected_components(graphframe(vertices, follows)).toPandas())
-    return {"hops": found, "pagerank": dict(zip(packed.ids, ranks.tolist(), strict=True)),
-            "components": components["component"].nunique(),
-            "seconds": {"load": load + count, "pack": pack_s, "hops": hops_s, "pagerank": pr_s, "components": cc_s}}
+    seconds = {"load": load + count, "pack": pack_s, "hops": hops_s, "pagerank": pr_s, "components": cc_s}
+    counts = {components["component"].nunique()}
+    if packed.local is not None:
+        labels, seconds["components_packed"] = timed(lambda: packed_components(packed), repeat)
+        counts.add(len(set(labels.tolist())))
+    return {"hops": found, "pagerank": dict(zip(packed.ids, ranks.tolist(), strict=True)), "components": counts,
+            "seconds": seconds}
 
 
 def nx_pagerank_10(graph: nx.DiGraph) -> dict[str, float]:
@@ -156,12 +161,14 @@ def main() -> None:
     ranks = mine["pagerank"]
     checks = {
         "hops_equal_python_port": mine["hops"] == ported,
-        "components_agree": mine["components"] == theirs["components"],
+        "components_agree": mine["components"] == {theirs["components"]},
         "pagerank_max_difference": max(abs(ranks[feed] - value) for feed, value in reference.items()),
     }
     ours, nx_s = mine["seconds"], theirs["seconds"]
     ratios = {"hops_vs_networkx_bfs": nx_s["hops_bfs"] / ours["hops"], "hops_vs_python_port": port_s / ours["hops"],
               "pagerank": nx_s["pagerank"] / ours["pagerank"], "components": nx_s["components"] / ours["components"]}
+    if "components_packed" in ours:
+        ratios["components_packed"] = nx_s["components"] / ours["components_packed"]
     figures = {"feeds": args.feeds, "edges": len(edges), "max_hops": args.max_hops, "repeat": args.repeat,
                "packed_on": args.where,
                "hops_reached": len(ported), "ssblab_spark": ours, "networkx": nx_s,

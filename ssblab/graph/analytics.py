@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
+
+    from ssblab.graph.packed import PackedGraph
 
 DAMPING = 0.85  # NetworkX's and the PageRank paper's alpha
 
@@ -43,20 +45,37 @@ def pagerank(vertices: DataFrame, edges: DataFrame, iterations: int = 10, dampin
     """``id, pagerank`` after ``iterations`` power iterations from the uniform vector (NetworkX's definition).
 
     Each feed passes ``damping`` of its rank to the feeds it follows, in equal shares; the rank of feeds who follow
-    nobody is spread over all feeds. The graph is packed once (`ssblab.graph.packed`): each iteration is then
-    one Spark job without a shuffle, the rank vector (one number per feed) broadcast from the driver.
+    nobody is spread over all feeds. The graph is packed once (`ssblab.graph.packed`): each iteration is then a
+    sparse product on the driver, or one Spark job without a shuffle for graphs too big for the driver.
     """
-    import pandas as pd
-
-    from ssblab.graph.packed import pack_graph, packed_pagerank
+    from ssblab.graph.packed import pack_graph
 
     graph = pack_graph(edges.select("src", "dst"), vertices)
     try:
-        ranks = packed_pagerank(graph, iterations, damping)
+        return packed_pagerank_frame(vertices.sparkSession, graph, iterations, damping)
     finally:
         graph.unpersist()
-    frame = pd.DataFrame({"id": list(graph.ids), "pagerank": ranks})
-    return vertices.sparkSession.createDataFrame(frame, "id string, pagerank double")
+
+
+def packed_pagerank_frame(spark: SparkSession, graph: PackedGraph, iterations: int = 10,
+                          damping: float = DAMPING) -> DataFrame:
+    """`pagerank` of an already packed graph (its follows; other kinds of edges are ignored)."""
+    import pandas as pd
+
+    from ssblab.graph.packed import packed_pagerank
+
+    ranks = packed_pagerank(graph, iterations, damping)
+    return spark.createDataFrame(pd.DataFrame({"id": list(graph.ids), "pagerank": ranks}), "id string, pagerank double")
+
+
+def packed_components_frame(spark: SparkSession, graph: PackedGraph, *, strong: bool = False) -> DataFrame:
+    """``id, component`` of a driver-packed graph's follows (`ssblab.graph.packed.packed_components`)."""
+    import pandas as pd
+
+    from ssblab.graph.packed import packed_components
+
+    frame = pd.DataFrame({"id": list(graph.ids), "component": packed_components(graph, strong=strong).astype("int64")})
+    return spark.createDataFrame(frame, "id string, component long")
 
 
 def connected_components(graph: Any) -> DataFrame:

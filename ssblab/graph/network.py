@@ -74,8 +74,9 @@ class FollowNetwork:
 
     @cached_property
     def packed(self) -> PackedGraph:
-        """The weighted edges numbered and packed once for traversals (`ssblab.graph.packed`)."""
-        return pack_graph(self.edges)
+        """Every feed numbered and the weighted edges packed, once, for hops, PageRank and components
+        (`ssblab.graph.packed`)."""
+        return pack_graph(self.edges, self.vertices)
 
     def hops(self, root: str, max_hops: int = 3, *, server_max: int | None = None) -> dict[str, int]:
         """``{feed: hops}`` as ``friends.hops({start: root, max: max_hops})`` answers (on the packed graph)."""
@@ -97,7 +98,18 @@ class FollowNetwork:
         return analytics.degrees(self.vertices, self.follows)
 
     def pagerank(self, iterations: int = 10) -> DataFrame:
-        return analytics.pagerank(self.vertices, self.follows, iterations)
+        """``id, pagerank`` (see `ssblab.graph.analytics.pagerank`), on the packed graph."""
+        return analytics.packed_pagerank_frame(self.contacts.sparkSession, self.packed, iterations)
+
+    def components(self, *, strong: bool = False) -> DataFrame:
+        """``id, component``: the weakly (or ``strong``ly) connected components of the follow graph.
+
+        On the packed graph when it is on the driver (milliseconds), else with GraphFrames.
+        """
+        if self.packed.local is None:
+            found = analytics.strongly_connected_components if strong else analytics.connected_components
+            return found(self.graph)
+        return analytics.packed_components_frame(self.contacts.sparkSession, self.packed, strong=strong)
 
     def path(self, source: str, target: str, max_length: int = 6) -> list[str] | None:
         """A shortest chain of follows from ``source`` to ``target``."""
@@ -141,8 +153,8 @@ def graph_stats(net: FollowNetwork, top: int, pagerank_iterations: int) -> dict[
     deg = net.degrees().agg(F.count("*").alias("feeds"), F.sum("out_degree").alias("follows"),
                             F.max("in_degree").alias("max_in"), F.max("out_degree").alias("max_out"),
                             F.avg("out_degree").alias("mean_out")).collect()[0]  # an aggregate: one row
-    weak = _component_sizes(analytics.connected_components(net.graph))
-    strong = _component_sizes(analytics.strongly_connected_components(net.graph))
+    weak = _component_sizes(net.components())
+    strong = _component_sizes(net.components(strong=True))
     ranks = net.pagerank(pagerank_iterations).orderBy(F.desc("pagerank"), "id").limit(top).collect()
     return {
         "feeds": deg["feeds"], "follows": int(deg["follows"] or 0),

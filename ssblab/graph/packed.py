@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
 
-__all__ = ["LOCAL_EDGES", "EdgeKind", "LocalEdges", "PackedGraph", "pack_graph", "packed_hops", "packed_offers",
-           "packed_pagerank"]
+__all__ = ["LOCAL_EDGES", "EdgeKind", "LocalEdges", "PackedGraph", "pack_graph", "packed_components", "packed_hops",
+           "packed_offers", "packed_pagerank"]
 
 BLOCK_SCHEMA = "src binary, dst binary, weight binary"
 LOCAL_EDGES = 5_000_000  # graphs up to this many edges are iterated on the driver
@@ -306,9 +306,7 @@ def packed_hops(graph: PackedGraph, root: str, max_hops: int) -> dict[str, int]:
     """
     import numpy as np
 
-    local = graph.local
-    if local is None:
-        raise ValueError("packed_hops needs a graph packed on the driver (pack_graph with local_limit >= edges)")
+    local = _on_driver(graph, "packed_hops")
     start = graph.index.get(root)
     if start is None:
         return {root: 0}
@@ -331,3 +329,24 @@ def packed_hops(graph: PackedGraph, root: str, max_hops: int) -> dict[str, int]:
         value[negative & ~positive & unreached] = -level
     found = np.flatnonzero(value != UNREACHED)
     return dict(zip(local.names[found].tolist(), value[found].tolist(), strict=True))
+
+
+def packed_components(graph: PackedGraph, *, strong: bool = False) -> np.ndarray:
+    """The component number of every feed (by feed number) in the follow graph, on a driver-packed graph.
+
+    Weakly connected (follows taken as undirected) by default, strongly connected (feeds that reach each other
+    along follows) with ``strong``; scipy's linear-time ``csgraph.connected_components``. The numbers only
+    group feeds (deterministic for one graph, with no order to them).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    local = _on_driver(graph, "packed_components")
+    _, labels = connected_components(local.follows.by_source, directed=True,
+                                     connection="strong" if strong else "weak")
+    return labels  # type: ignore[no-any-return]
+
+
+def _on_driver(graph: PackedGraph, name: str) -> LocalEdges:
+    if graph.local is None:
+        raise ValueError(f"{name} needs a graph packed on the driver (pack_graph with local_limit >= edges)")
+    return graph.local

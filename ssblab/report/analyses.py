@@ -69,12 +69,12 @@ def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3) ->
     """The follow graph from one root: hops, replication set, degrees, PageRank, components."""
     from pyspark.sql import functions as F
 
-    from ssblab.graph.analytics import connected_components, mutual_follows
+    from ssblab.graph.analytics import mutual_follows
 
     hops = net.hops(root, max_hops)
     by_hops = _by_hops(hops, max_hops)
     degrees = net.degrees().toPandas()
-    components = connected_components(net.graph).select("component").distinct().count()
+    components = net.components().select("component").distinct().count()
     ranks = net.pagerank().orderBy(F.desc("pagerank"), "id").limit(5).collect()
     facts = [("root (the most active feed)", root), ("feeds", len(degrees)),
              ("follows", int(degrees["out_degree"].sum())), ("mutual follows", mutual_follows(net.follows).count()),

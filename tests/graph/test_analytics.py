@@ -66,6 +66,8 @@ def test_components_and_triangles(network: tuple[FollowNetwork, Any]) -> None:
     assert groups(connected_components(net.graph).collect()) == set(map(frozenset, nx.weakly_connected_components(ref)))
     strong = groups(strongly_connected_components(net.graph).collect())
     assert strong == set(map(frozenset, nx.strongly_connected_components(ref)))
+    assert groups(net.components().collect()) == set(map(frozenset, nx.weakly_connected_components(ref)))
+    assert groups(net.components(strong=True).collect()) == strong  # on the packed graph, the same groups
     found = {r["id"]: r["triangles"] for r in triangles(net.graph).collect()}
     assert found == nx.triangles(ref.to_undirected())
 
