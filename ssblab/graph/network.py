@@ -83,7 +83,8 @@ class FollowNetwork:
         return traversal.hops(self.packed, root, max_hops, server_max=server_max)
 
     def hops_frame(self, roots: Iterable[str], max_hops: int = 3) -> DataFrame:
-        return traversal.hops_frame(self.edges, roots, max_hops)
+        """``root, feed, hops`` for many roots (on the packed graph)."""
+        return traversal.hops_frame(self.packed, roots, max_hops, spark=self.contacts.sparkSession)
 
     def replication_set(self, root: str, max_hops: int = 2) -> set[str]:
         """The feeds ``root`` fetches with ``friends.hops = max_hops``."""
@@ -91,8 +92,10 @@ class FollowNetwork:
 
     def overlap_experiment(self, root: str, *, peers: int = 5, samples: int = 10,
                            rng: random.Random) -> list[traversal.Coverage]:
-        """The paper's A.6 experiment (see `ssblab.graph.traversal.overlap_experiment`)."""
-        return traversal.overlap_experiment(self.edges, root, peers=peers, samples=samples, rng=rng)
+        """The paper's A.6 experiment (see `ssblab.graph.traversal.overlap_experiment`), on the packed graph."""
+        candidates = [feed for feed in traversal.followers_of_someone(self.edges) if feed != root]
+        return traversal.overlap_experiment(self.packed, root, peers=peers, samples=samples, rng=rng,
+                                            candidates=candidates)
 
     def degrees(self) -> DataFrame:
         return analytics.degrees(self.vertices, self.follows)

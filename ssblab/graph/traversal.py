@@ -94,11 +94,17 @@ def hops_table(edges: DataFrame | PackedGraph, roots: Iterable[str], max_hops: i
     return decided
 
 
-def hops_frame(edges: DataFrame, roots: Iterable[str], max_hops: int = 3) -> DataFrame:
-    """`hops_table` as a ``root, feed, hops`` frame."""
+def hops_frame(edges: DataFrame | PackedGraph, roots: Iterable[str], max_hops: int = 3, *,
+               spark: SparkSession | None = None) -> DataFrame:
+    """`hops_table` as a ``root, feed, hops`` frame (``spark``: the session, needed for a driver-packed graph)."""
     rows = [(root, feed, value) for root, found in hops_table(edges, roots, max_hops).items()
             for feed, value in found.items()]
-    return _local_frame(edges.sparkSession, rows, ("root", "feed", "hops"))
+    if spark is None:
+        frame = edges.blocks if isinstance(edges, PackedGraph) else edges
+        if frame is None:
+            raise ValueError("hops_frame: pass spark= for a graph packed on the driver")
+        spark = frame.sparkSession
+    return _local_frame(spark, rows, ("root", "feed", "hops"))
 
 
 def hops(edges: DataFrame | PackedGraph, root: str, max_hops: int = 3, *,
@@ -149,27 +155,34 @@ def coverage(root_hops: Mapping[str, int], peer_sets: Mapping[str, Collection[st
     return Coverage(tuple(peers), len(friends), len(friends & union), len(fof), len(fof & union))
 
 
-def overlap_experiment(edges: DataFrame, root: str, *, peers: int, samples: int, rng: random.Random,
+def overlap_experiment(edges: DataFrame | PackedGraph, root: str, *, peers: int, samples: int, rng: random.Random,
                        max_hops: int = 2, candidates: Sequence[str] | None = None) -> list[Coverage]:
     """The paper's A.6 experiment: pick ``peers`` random feeds, replicate ``max_hops`` out from each, and measure
     how much of the root's friends and friends of friends they hold; ``samples`` draws, one Spark traversal.
 
     Args:
-        edges: ``src, dst, weight``.
+        edges: ``src, dst, weight``, or the packed graph (then ``candidates`` must be given).
         root: whose friends and friends of friends are to be covered.
         peers: how many random peers per sample (the paper: 5).
         samples: how many independent draws.
         rng: the randomness (the caller seeds it).
         max_hops: how far each peer replicates (the paper: 2, friends and friends of friends).
-        candidates: feeds to draw from; default every feed that follows someone, except the root.
+        candidates: feeds to draw from; default `followers_of_someone` but the root.
     """
-    from pyspark.sql import functions as F
-
     if candidates is None:
-        rows = edges.where(F.col("weight") == FOLLOW).select("src").distinct().collect()
-        candidates = sorted(row["src"] for row in rows if row["src"] != root)
+        if isinstance(edges, PackedGraph):
+            raise ValueError("overlap_experiment: pass candidates= with a packed graph")
+        candidates = [feed for feed in followers_of_someone(edges) if feed != root]
     draws = [rng.sample(list(candidates), min(peers, len(candidates))) for _ in range(samples)]
     chosen = sorted({peer for draw in draws for peer in draw})
     found = hops_table(edges, [root, *chosen], max_hops)
     sets = {peer: {feed for feed, value in values.items() if 0 <= value <= max_hops} for peer, values in found.items()}
     return [coverage(found[root], sets, draw) for draw in draws]
+
+
+def followers_of_someone(edges: DataFrame) -> list[str]:
+    """Every feed that follows at least one feed, sorted (the A.6 experiment draws its peers from them)."""
+    from pyspark.sql import functions as F
+
+    rows = edges.where(F.col("weight") == FOLLOW).select("src").distinct().collect()
+    return sorted(row["src"] for row in rows)

@@ -61,6 +61,10 @@ def test_generated_network_contact_state_and_server_max(spark: SparkSession) -> 
     assert net.hops(root, 1, server_max=2) == hops(edges, root, 1, server_max=2)
     samples = overlap_experiment(net.edges, root, peers=3, samples=2, rng=random.Random(7))
     assert [len(s.peers) for s in samples] == [3, 3] and all(s.friends > 0 for s in samples)
+    # The network's methods run on its packed graph: the same draws and answers as on the edges.
+    assert net.overlap_experiment(root, peers=3, samples=2, rng=random.Random(7)) == samples
+    viewers = sorted(net.packed.ids)[:5]
+    assert sorted(net.hops_frame(viewers, 2).collect()) == sorted(hops_frame(net.edges, viewers, 2).collect())
 
 
 def test_coverage_counts_friends_and_friends_of_friends() -> None:
