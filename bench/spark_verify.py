@@ -16,7 +16,12 @@ each on the same 200,000-message prefix, against one of them alone. No scheduler
 so their speed-up is what the cores give (on a virtual machine whose cores share physical ones, less than the
 core count), and Spark's speed-up divided by it says how much of that Spark keeps.
 
-    .venv/bin/python -m bench.spark_verify [--messages 1000000] [--authors 1000] [--cores 2] [--no-export]
+Both contenders run ``--rounds`` times (default 3), alternating which goes first, and the medians are compared:
+on a shared virtual machine a single pair of runs swings by 15 % either way (1.64x and 1.91x in two runs here).
+The Spark session is up throughout, so its JVM idles (about 4 % of a core) during the single-process runs.
+
+    .venv/bin/python -m bench.spark_verify [--messages 1000000] [--authors 1000] [--cores 2] [--rounds 3]
+                                           [--no-export]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import itertools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,11 +83,11 @@ def tree_cpu() -> float:
     return sum(stats[pid][1] for pid in tree if pid in stats) / ticks
 
 
-def timed(run):  # type: ignore[no-untyped-def]
-    """(result, wall seconds, CPU seconds of the process tree)."""
-    cpu, started = tree_cpu(), time.perf_counter()
+def timed(run, cpu=tree_cpu):  # type: ignore[no-untyped-def]
+    """(result, wall seconds, CPU seconds of the process tree, or of what ``cpu`` counts)."""
+    before, started = cpu(), time.perf_counter()
     result = run()
-    return result, time.perf_counter() - started, tree_cpu() - cpu
+    return result, time.perf_counter() - started, cpu() - before
 
 
 def parallel_ceiling(path: Path, processes: int) -> float:
@@ -106,6 +112,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each contender, alternating (medians)")
     parser.add_argument("--no-export", action="store_true", help="skip the Parquet export figures")
     args = parser.parse_args()
     from ssblab.pipeline.export import export_parquet
@@ -116,17 +123,30 @@ def main() -> None:
     n = args.messages
     print(f"{n:,} messages, {args.authors} authors, {source.stat().st_size / 2**20:,.0f} MiB JSONL; "
           f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
-    single, single_s, single_cpu = timed(lambda: verify_path(source))
-    print(f"single process: {n / single_s:,.0f} msgs/s ({single_s:,.1f} s, {single_cpu:,.1f} CPU s)", flush=True)
     spark = spark_session(cores=args.cores, app_name="ssblab-bench",
                           extra_conf={"spark.ui.showConsoleProgress": "false"})
     warm = cached_network(args.cache, min(n, 20_000), args.authors, args.seed)
     verify_spark(spark, warm, progress=False)
-    report, spark_s, spark_cpu = timed(lambda: verify_spark(spark, source, progress=False))
+    singles, sparks = [], []
+    for round_ in range(args.rounds):
+        order = ("single", "spark") if round_ % 2 == 0 else ("spark", "single")
+        for contender in order:
+            if contender == "single":
+                # This process alone: Spark's workers come and go meanwhile, which the tree's sum would count.
+                single, *times = timed(lambda: verify_path(source), time.process_time)
+                singles.append(times)
+                print(f"single process: {n / times[0]:,.0f} msgs/s ({times[0]:,.1f} s, {times[1]:,.1f} CPU s)",
+                      flush=True)
+            else:
+                report, *times = timed(lambda: verify_spark(spark, source, progress=False))
+                sparks.append(times)
+                print(f"spark local[{args.cores}]: {n / times[0]:,.0f} msgs/s ({times[0]:,.1f} s)", flush=True)
     assert report.to_json() == single.to_json(), "the Spark verdicts differ from the single-process ones"
+    single_s, single_cpu = (statistics.median(t[i] for t in singles) for i in (0, 1))
+    spark_s, spark_cpu = (statistics.median(t[i] for t in sparks) for i in (0, 1))
     speedup = single_s / spark_s
     figures = {
-        "messages": n, "cores": args.cores, "load_average": round(os.getloadavg()[0], 1),
+        "messages": n, "cores": args.cores, "rounds": args.rounds, "load_average": round(os.getloadavg()[0], 1),
         "single_msgs_per_s": round(n / single_s), "spark_msgs_per_s": round(n / spark_s),
         "speedup": round(speedup, 2),
         "single_us_per_msg_per_core": round(single_s / n * 1e6, 1),
@@ -135,7 +155,8 @@ def main() -> None:
         "single_cpu_us_per_msg": round(single_cpu / n * 1e6, 1), "spark_cpu_us_per_msg": round(spark_cpu / n * 1e6, 1),
         "cpu_cost_ratio": round(spark_cpu / single_cpu, 2),
     }
-    print(f"spark local[{args.cores}]: {n / spark_s:,.0f} msgs/s ({spark_s:,.1f} s), speed-up {speedup:.2f}x, "
+    print(f"medians of {args.rounds}: single {n / single_s:,.0f} msgs/s, spark local[{args.cores}] "
+          f"{n / spark_s:,.0f} msgs/s ({spark_s:,.1f} s), speed-up {speedup:.2f}x, "
           f"per-core cost {figures['per_core_cost_ratio']:.2f}x the single process's (wall), "
           f"{figures['cpu_cost_ratio']:.2f}x (CPU: {spark_cpu:,.1f} s)", flush=True)
     ceiling = parallel_ceiling(cached_network(args.cache, min(n, 200_000), args.authors, args.seed), args.cores)
