@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ssblab.friends.contacts import BLOCK, FOLLOW
+from ssblab.graph.packed import PackedGraph, packed_with_blocks
 from ssblab.graph.traversal import hops_frame, hops_table
 
 if TYPE_CHECKING:
@@ -58,19 +59,19 @@ class WhatIf:
                 if is_replicated(old, self.max_hops) and not is_replicated(new, self.max_hops)]
 
 
-def whatif(edges: DataFrame, root: str, blocks: Iterable[tuple[str, str]], *, max_hops: int = 2,
+def whatif(edges: DataFrame | PackedGraph, root: str, blocks: Iterable[tuple[str, str]], *, max_hops: int = 2,
            feed: str | None = None, viewers: Sequence[str] | None = None) -> WhatIf:
     """Hops before and after adding ``blocks`` (``(blocker, blocked)`` pairs, by the root or by anyone).
 
     Args:
-        edges: ``src, dst, weight``.
+        edges: ``src, dst, weight``, or a graph packed on the driver (both traversals then take milliseconds).
         root: whose replication set to compare.
         blocks: the new blocks.
         max_hops: the viewers' ``friends.hops``.
         feed: when given, also report which viewers' hop value of this feed changes.
         viewers: whose view of ``feed`` to compare; default the root and every feed it replicates before.
     """
-    changed = with_blocks(edges, blocks)
+    changed = packed_with_blocks(edges, blocks) if isinstance(edges, PackedGraph) else with_blocks(edges, blocks)
     before = hops_table(edges, [root], max_hops)[root]
     views: dict[str, Change] = {}
     if feed is None:
@@ -106,8 +107,10 @@ class SharedModeration:
     effect: WhatIf
 
 
-def shared_moderation(edges: DataFrame, root: str, *, min_friends: int, max_hops: int = 2) -> SharedModeration:
-    """Adopt the blocks of the peers `trusted_peers` picks, as if the root had published them."""
+def shared_moderation(edges: DataFrame, root: str, *, min_friends: int, max_hops: int = 2,
+                      packed: PackedGraph | None = None) -> SharedModeration:
+    """Adopt the blocks of the peers `trusted_peers` picks, as if the root had published them (``packed``: the
+    same edges packed on the driver, for the what-if)."""
     from pyspark.sql import functions as F
 
     trusted = trusted_peers(edges, root, min_friends)
@@ -115,7 +118,7 @@ def shared_moderation(edges: DataFrame, root: str, *, min_friends: int, max_hops
     blocks = (edges.where((F.col("weight") == BLOCK) & F.col("src").isin(trusted) & (F.col("dst") != root))
               .join(mine, F.col("dst") == F.col("own"), "left_anti").select("src", "dst").collect())
     adopted = tuple(sorted((row["src"], row["dst"]) for row in blocks))
-    effect = whatif(edges, root, [(root, blocked) for _, blocked in adopted], max_hops=max_hops)
+    effect = whatif(packed or edges, root, [(root, blocked) for _, blocked in adopted], max_hops=max_hops)
     return SharedModeration(tuple(trusted), adopted, effect)
 
 

@@ -120,10 +120,14 @@ class FollowNetwork:
 
     def whatif(self, root: str, blocks: Iterable[tuple[str, str]], *, max_hops: int = 2,
                feed: str | None = None, viewers: Sequence[str] | None = None) -> moderation.WhatIf:
-        return moderation.whatif(self.edges, root, blocks, max_hops=max_hops, feed=feed, viewers=viewers)
+        """`ssblab.graph.moderation.whatif` on the packed graph (on the edges when it is not on the driver)."""
+        graph = self.packed if self.packed.local is not None else self.edges
+        return moderation.whatif(graph, root, blocks, max_hops=max_hops, feed=feed, viewers=viewers)
 
     def shared_moderation(self, root: str, *, min_friends: int = 2, max_hops: int = 2) -> moderation.SharedModeration:
-        return moderation.shared_moderation(self.edges, root, min_friends=min_friends, max_hops=max_hops)
+        packed = self.packed if self.packed.local is not None else None
+        return moderation.shared_moderation(self.edges, root, min_friends=min_friends, max_hops=max_hops,
+                                            packed=packed)
 
     def resource_attack_cliques(self, root: str, *, since: float, **options: Any) -> list[moderation.Clique]:
         """§8.6 suspects; needs the ``messages`` table (log sizes, creation times)."""

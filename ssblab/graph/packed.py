@@ -24,7 +24,7 @@ dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = ["LOCAL_EDGES", "EdgeKind", "LocalEdges", "PackedGraph", "pack_graph", "packed_components", "packed_hops",
-           "packed_offers", "packed_pagerank"]
+           "packed_offers", "packed_pagerank", "packed_with_blocks"]
 
 BLOCK_SCHEMA = "src binary, dst binary, weight binary"
 LOCAL_EDGES = 5_000_000  # graphs up to this many edges are iterated on the driver
@@ -350,3 +350,24 @@ def _on_driver(graph: PackedGraph, name: str) -> LocalEdges:
     if graph.local is None:
         raise ValueError(f"{name} needs a graph packed on the driver (pack_graph with local_limit >= edges)")
     return graph.local
+
+
+def packed_with_blocks(graph: PackedGraph, blocks: Iterable[tuple[str, str]]) -> PackedGraph:
+    """A driver-packed graph with each ``(blocker, blocked)`` pair's edge replaced by a block (self-blocks are
+    ignored), as `ssblab.graph.moderation.with_blocks` does to the edges; feeds new to the graph are numbered in."""
+    import numpy as np
+
+    local = _on_driver(graph, "packed_with_blocks")
+    pairs = sorted({(a, b) for a, b in blocks if a != b})
+    ids = tuple(sorted(set(graph.ids).union(*pairs)))
+    index = {feed: k for k, feed in enumerate(ids)}
+    renumber = np.array([index[feed] for feed in graph.ids], dtype=np.int64)
+    kept: dict[tuple[int, int], int] = {}
+    for code, kind in ((FOLLOW, local.follows), (BLOCK, local.blocks), (UNFOLLOW, local.unfollows)):
+        edges = kind.by_source.tocoo()
+        kept.update(dict.fromkeys(zip(renumber[edges.row].tolist(), renumber[edges.col].tolist(), strict=True),
+                                  code))
+    kept.update(((index[a], index[b]), BLOCK) for a, b in pairs)
+    src, dst = (np.fromiter((pair[i] for pair in kept), dtype=np.int32, count=len(kept)) for i in (0, 1))
+    weight = np.fromiter(kept.values(), dtype=np.int32, count=len(kept))
+    return PackedGraph(ids, index, len(kept), local=LocalEdges.from_numbers(ids, src, dst, weight))

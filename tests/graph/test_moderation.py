@@ -10,6 +10,7 @@ from ssblab.friends import BLOCK, FOLLOW, hops
 from ssblab.graph import rank_cliques, resource_attack_cliques, shared_moderation, whatif, with_blocks
 from ssblab.graph.frames import edges_frame
 from ssblab.graph.moderation import changes, feed_activity, is_replicated
+from ssblab.graph.packed import pack_graph
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,12 +37,20 @@ def test_whatif_blocks_by_the_root_and_by_others(spark: SparkSession) -> None:
     assert result.views == {"me": (2, -2), "b": (1, -1)}
     replaced = {(r["src"], r["dst"]): r["weight"] for r in with_blocks(edges, blocks).collect()}
     assert replaced == after
+    # On the graph packed on the driver: the same answers; a block of a feed the graph lacks numbers it in.
+    packed = pack_graph(edges)
+    assert whatif(packed, "me", blocks, feed="c") == result
+    new = whatif(packed, "me", [("a", "zz"), ("me", "b")], feed="zz")
+    assert new == whatif(edges, "me", [("a", "zz"), ("me", "b")], feed="zz")
+    assert new.changes["b"] == (1, -1) and "zz" in new.changes
 
 
 def test_shared_moderation_adopts_blocks_of_trusted_peers_only(spark: SparkSession) -> None:
     network = {("me", "a"): F, ("me", "b"): F, ("me", "t"): F, ("a", "b"): F, ("t", "b"): F, ("b", "t"): F,
                ("t", "x"): F, ("b", "x"): B, ("a", "y"): B, ("b", "a"): B, ("b", "me"): B}
-    found = shared_moderation(edges_frame(spark, network), "me", min_friends=2)
+    edges = edges_frame(spark, network)
+    found = shared_moderation(edges, "me", min_friends=2)
+    assert shared_moderation(edges, "me", min_friends=2, packed=pack_graph(edges)) == found
     # b is followed by me and by two of my friends (a, t); t only by b; a by nobody.
     assert found.trusted == ("b",)
     # b's block of a is not adopted (my own follow stands), nor b's block of me.
