@@ -2,7 +2,8 @@
 
 Strategy: a thin facade; each method is one transform from `frames`, `hops`, `analytics`, `moderation` or `about`.
 This is the one boundary that caches: the contact state and the weighted edges are cached on first use, since
-every question starts from them, and packed once for hops (milliseconds a query after that).
+every question starts from them, and packed once (`packed`) for hops, PageRank, components and what-ifs:
+milliseconds a question after that, for graphs that fit on the driver.
 """
 
 from __future__ import annotations
@@ -78,6 +79,10 @@ class FollowNetwork:
         (`ssblab.graph.packed`)."""
         return pack_graph(self.edges, self.vertices)
 
+    def _on_driver(self) -> PackedGraph | None:
+        """The packed graph when it is on the driver (the what-ifs and components that need it)."""
+        return self.packed if self.packed.local is not None else None
+
     def hops(self, root: str, max_hops: int = 3, *, server_max: int | None = None) -> dict[str, int]:
         """``{feed: hops}`` as ``friends.hops({start: root, max: max_hops})`` answers (on the packed graph)."""
         return traversal.hops(self.packed, root, max_hops, server_max=server_max)
@@ -109,10 +114,11 @@ class FollowNetwork:
 
         On the packed graph when it is on the driver (milliseconds), else with GraphFrames.
         """
-        if self.packed.local is None:
+        packed = self._on_driver()
+        if packed is None:
             found = analytics.strongly_connected_components if strong else analytics.connected_components
             return found(self.graph)
-        return analytics.packed_components_frame(self.contacts.sparkSession, self.packed, strong=strong)
+        return analytics.packed_components_frame(self.contacts.sparkSession, packed, strong=strong)
 
     def path(self, source: str, target: str, max_length: int = 6) -> list[str] | None:
         """A shortest chain of follows from ``source`` to ``target``."""
@@ -121,13 +127,12 @@ class FollowNetwork:
     def whatif(self, root: str, blocks: Iterable[tuple[str, str]], *, max_hops: int = 2,
                feed: str | None = None, viewers: Sequence[str] | None = None) -> moderation.WhatIf:
         """`ssblab.graph.moderation.whatif` on the packed graph (on the edges when it is not on the driver)."""
-        graph = self.packed if self.packed.local is not None else self.edges
+        graph = self._on_driver() or self.edges
         return moderation.whatif(graph, root, blocks, max_hops=max_hops, feed=feed, viewers=viewers)
 
     def shared_moderation(self, root: str, *, min_friends: int = 2, max_hops: int = 2) -> moderation.SharedModeration:
-        packed = self.packed if self.packed.local is not None else None
         return moderation.shared_moderation(self.edges, root, min_friends=min_friends, max_hops=max_hops,
-                                            packed=packed)
+                                            packed=self._on_driver())
 
     def resource_attack_cliques(self, root: str, *, since: float, **options: Any) -> list[moderation.Clique]:
         """§8.6 suspects; needs the ``messages`` table (log sizes, creation times)."""
