@@ -98,6 +98,10 @@ class LocalEdges:
 
         return cls(np.array(names, dtype=object), kind(FOLLOW), kind(BLOCK), kind(UNFOLLOW))
 
+    def kinds(self) -> tuple[tuple[int, EdgeKind], ...]:
+        """``(weight code, edges)`` for each kind, in `from_numbers`' order."""
+        return ((FOLLOW, self.follows), (BLOCK, self.blocks), (UNFOLLOW, self.unfollows))
+
 
 @dataclass(frozen=True)
 class PackedGraph:
@@ -361,13 +365,15 @@ def packed_with_blocks(graph: PackedGraph, blocks: Iterable[tuple[str, str]]) ->
     pairs = sorted({(a, b) for a, b in blocks if a != b})
     ids = tuple(sorted(set(graph.ids).union(*pairs)))
     index = {feed: k for k, feed in enumerate(ids)}
-    renumber = np.array([index[feed] for feed in graph.ids], dtype=np.int64)
-    kept: dict[tuple[int, int], int] = {}
-    for code, kind in ((FOLLOW, local.follows), (BLOCK, local.blocks), (UNFOLLOW, local.unfollows)):
-        edges = kind.by_source.tocoo()
-        kept.update(dict.fromkeys(zip(renumber[edges.row].tolist(), renumber[edges.col].tolist(), strict=True),
-                                  code))
-    kept.update(((index[a], index[b]), BLOCK) for a, b in pairs)
-    src, dst = (np.fromiter((pair[i] for pair in kept), dtype=np.int32, count=len(kept)) for i in (0, 1))
-    weight = np.fromiter(kept.values(), dtype=np.int32, count=len(kept))
-    return PackedGraph(ids, index, len(kept), local=LocalEdges.from_numbers(ids, src, dst, weight))
+    renumber = np.array([index[feed] for feed in graph.ids], dtype=np.int32)
+    coo = [(kind.by_source.tocoo(), code) for code, kind in local.kinds()]
+    src = np.concatenate([renumber[m.row] for m, _ in coo])
+    dst = np.concatenate([renumber[m.col] for m, _ in coo])
+    weight = np.concatenate([np.full(m.nnz, code, dtype=np.int32) for m, code in coo])
+    blocker = np.array([index[a] for a, _ in pairs], dtype=np.int32)
+    blocked = np.array([index[b] for _, b in pairs], dtype=np.int32)
+    width = np.int64(len(ids))
+    kept = ~np.isin(src * width + dst, blocker * width + blocked)  # the pairs' old edges make way for the blocks
+    src, dst = np.concatenate([src[kept], blocker]), np.concatenate([dst[kept], blocked])
+    weight = np.concatenate([weight[kept], np.full(len(pairs), BLOCK, dtype=np.int32)])
+    return PackedGraph(ids, index, len(src), local=LocalEdges.from_numbers(ids, src, dst, weight))
