@@ -329,6 +329,8 @@ def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> 
     if block.dictionaries != dicts.heads:
         raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
     by_order = orders(block, dicts, where)
+    if rebuild._speedups is not None:
+        return rebuild.chain_compiled(block, by_order, keep)
     columns = rebuild.envelope_columns(block)
     a, z = rebuild.block_frames(block, by_order, columns, (block.contents, block.offsets))
     a_bin, z_bin = a, z

@@ -33,6 +33,11 @@ from ssblab.archive import dense, svb
 from ssblab.archive.errors import MalformedArchive, NotArchivable
 from ssblab.archive.pieces import I64, Pieces, concat, gather
 
+try:
+    from ssblab.archive import _speedups
+except ImportError:  # no C compiler at install: the numpy route gives the same texts
+    _speedups = None
+
 TOKEN = re.compile(
     rb"[%&@][A-Za-z0-9+/]{43}=\.(?:sha256|ed25519)"  # SSB refs
     rb"|[A-Za-z0-9+/]{20,}={0,2}"  # long base64 runs (boxes, hashes)
@@ -298,6 +303,8 @@ def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: 
     """
     base = len(shared) + len(skeletons.parts)
     place, own, hole = _entries(column, len(shared), base)
+    if _speedups is not None:
+        return _decode_compiled(column, n, skeletons, shared, (place, own, hole))
     ranks = dense.decode(column.ranks, column.s, "content tokens")
     skel = svb.decode(*column.skeletons, "1234", where="content skeletons").astype(np.int64)
     if skel.size != n or (n and int(skel.max()) >= skeletons.holes.size):
@@ -319,6 +326,22 @@ def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: 
     offsets = np.zeros(n + 1, dtype=np.int64)
     offsets[1:] = ends[leaf_ends + np.arange(n) + 1]
     return data, offsets
+
+
+def _decode_compiled(
+    column: TextColumn, n: int, skeletons: SkeletonTable, shared: Pieces, entries: tuple[I64, Pieces, int | None]
+) -> tuple[bytes, I64]:
+    """`decode_column` in one C pass over the ranks (same checks, same texts)."""
+    place, own, hole = entries
+    skel = svb.decode(*column.skeletons, "1234", where="content skeletons").astype(np.int64)
+    if skel.size != n:
+        raise MalformedArchive(f"content column: {skel.size} skeleton ids for {n} messages")
+    parts = skeletons.parts
+    data, offsets = _speedups.decode_text(  # type: ignore[union-attr]
+        column.ranks, column.s, place, shared.data, shared.offsets, parts.data, parts.offsets, own.data,
+        own.offsets, skel, skeletons.first, skeletons.holes, -1 if hole is None else hole,
+    )  # fmt: skip
+    return data, np.frombuffer(offsets, dtype=np.int64)
 
 
 def _leaf_ends(holes: I64, hole_at: I64, total: int) -> I64:

@@ -1,0 +1,636 @@
+/* Compiled hot loops of ssblab.archive; the pure-Python routes give the same bytes and rows (tests compare them).
+ *
+ * Python reads and checks the FlatBuffers structure and hands these functions plain buffers with their lengths;
+ * every read here is still bounds-checked, because the buffers come from untrusted blobs. Failures raise
+ * ssblab.archive.errors.MalformedArchive naming what is wrong.
+ *
+ * decode_text: the content column's token ranks (dense code) into the block's texts (docs/archive-format.md §6).
+ * chain_ids:   each message's signed JSON and its sha256 id, each id feeding the next message's previous (§5).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_SHA_NI 1
+#endif
+
+static PyObject *Malformed; /* ssblab.archive.errors.MalformedArchive */
+
+#define MAX_TEXTS ((int64_t)1 << 31) /* the decoders' limit on one block's texts (Arrow's 32-bit offsets) */
+
+/* --- small helpers ------------------------------------------------------------------------------------------- */
+
+static inline int64_t at64(const Py_buffer *b, Py_ssize_t i) {
+    int64_t v;
+    memcpy(&v, (const char *)b->buf + 8 * i, 8); /* buffers may come unaligned (bytes slices) */
+    return v;
+}
+
+static int int64_buffer(const Py_buffer *b, const char *what, Py_ssize_t *count) {
+    if (b->len % 8) {
+        PyErr_Format(PyExc_ValueError, "%s: not a buffer of int64", what);
+        return -1;
+    }
+    *count = b->len / 8;
+    return 0;
+}
+
+/* Pieces: a byte buffer and n + 1 int64 offsets into it (ssblab.archive.pieces.Pieces). */
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t size;
+    const Py_buffer *offsets;
+    Py_ssize_t n;
+} Pieces;
+
+static int pieces_of(Pieces *p, const Py_buffer *data, const Py_buffer *offsets, const char *what) {
+    Py_ssize_t count;
+    if (int64_buffer(offsets, what, &count) < 0) return -1;
+    if (count < 1) {
+        PyErr_Format(PyExc_ValueError, "%s: no offsets", what);
+        return -1;
+    }
+    p->data = data->buf;
+    p->size = data->len;
+    p->offsets = offsets;
+    p->n = count - 1;
+    return 0;
+}
+
+/* Piece k as (start, length); -1 when its offsets do not lie inside the data. */
+static inline int piece(const Pieces *p, Py_ssize_t k, const unsigned char **start, int64_t *len) {
+    int64_t a = at64(p->offsets, k), b = at64(p->offsets, k + 1);
+    if (a < 0 || b < a || b > p->size) return -1;
+    *start = p->data + a;
+    *len = b - a;
+    return 0;
+}
+
+/* --- decode_text --------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    const unsigned char *codes;
+    Py_ssize_t len, pos;
+    int s;
+    int64_t bases[4];
+} Dense;
+
+/* The next rank of an (s,c)-dense stream (docs/archive-format.md §6.3); -1 with an error set when malformed. */
+static inline int64_t next_rank(Dense *d) {
+    int64_t digits = 0;
+    int continuers = 0;
+    for (;;) {
+        if (d->pos >= d->len) {
+            PyErr_SetString(Malformed, "content tokens: the token stream ends inside a codeword");
+            return -1;
+        }
+        int byte = d->codes[d->pos++];
+        if (byte < d->s) return d->bases[continuers] + digits * d->s + byte;
+        if (++continuers == 4) {
+            PyErr_SetString(Malformed, "content tokens: a codeword longer than 4 bytes");
+            return -1;
+        }
+        digits = digits * (256 - d->s) + (byte - d->s);
+    }
+}
+
+typedef struct {
+    Dense dense;
+    const Py_buffer *place; /* block dictionary rank -> index in [shared | skeleton parts | own] */
+    Py_ssize_t n_place;
+    Pieces shared, parts, own;
+    const Py_buffer *skel_ids, *first, *holes;
+    Py_ssize_t n, n_skeletons;
+    int64_t hole; /* the rank of the leaf end, or -1 */
+} Column;
+
+/* Appends piece k of the joint table; out may be NULL to only count. */
+static int emit(const Column *c, int64_t k, unsigned char *out, int64_t *total) {
+    const Pieces *table = &c->shared;
+    if (k >= c->shared.n) {
+        k -= c->shared.n;
+        table = &c->parts;
+        if (k >= c->parts.n) {
+            k -= c->parts.n;
+            table = &c->own;
+        }
+    }
+    const unsigned char *start;
+    int64_t len;
+    if (k < 0 || k >= table->n || piece(table, k, &start, &len) < 0) {
+        PyErr_SetString(Malformed, "content column: a token names no piece");
+        return -1;
+    }
+    if (*total + len >= MAX_TEXTS) {
+        PyErr_SetString(Malformed, "content column: texts too large");
+        return -1;
+    }
+    if (out) memcpy(out + *total, start, len);
+    *total += len;
+    return 0;
+}
+
+/* One walk over the tokens: counts the bytes (out NULL) or writes them and the n + 1 offsets. */
+static int walk(Column *c, unsigned char *out, int64_t *offsets, int64_t *total) {
+    c->dense.pos = 0;
+    *total = 0;
+    for (Py_ssize_t i = 0; i < c->n; i++) {
+        int64_t sk = at64(c->skel_ids, i);
+        if (sk < 0 || sk >= c->n_skeletons) {
+            PyErr_Format(Malformed, "content column: unknown skeleton id %lld", (long long)sk);
+            return -1;
+        }
+        int64_t first = at64(c->first, sk), holes = at64(c->holes, sk);
+        if (first < 0 || holes < 0 || first + holes >= c->parts.n) {
+            PyErr_SetString(Malformed, "content column: a skeleton beyond the skeleton parts");
+            return -1;
+        }
+        first += c->shared.n;
+        if (emit(c, first, out, total) < 0) return -1;
+        for (int64_t k = 1; k <= holes; k++) {
+            for (;;) {
+                if (c->dense.pos >= c->dense.len) {
+                    PyErr_SetString(Malformed, "content column: fewer leaves than skeleton holes");
+                    return -1;
+                }
+                int64_t rank = next_rank(&c->dense);
+                if (rank < 0) return -1;
+                if (rank >= c->n_place) {
+                    PyErr_Format(Malformed, "content column: token rank %lld beyond %zd entries", (long long)rank,
+                                 c->n_place);
+                    return -1;
+                }
+                if (rank == c->hole) break;
+                if (emit(c, at64(c->place, rank), out, total) < 0) return -1;
+            }
+            if (emit(c, first + k, out, total) < 0) return -1;
+        }
+        if (offsets) offsets[i + 1] = *total;
+    }
+    if (c->dense.pos != c->dense.len) {
+        PyErr_SetString(Malformed, "content column: tokens after the last leaf");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *decode_text(PyObject *self, PyObject *args) {
+    Py_buffer ranks, place, sd, so, pd, po, od, oo, skel_ids, first, holes;
+    int s;
+    long long hole;
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*y*y*y*y*y*L", &ranks, &s, &place, &sd, &so, &pd, &po, &od, &oo,
+                          &skel_ids, &first, &holes, &hole))
+        return NULL;
+    PyObject *result = NULL;
+    Column c = {.dense = {.codes = ranks.buf, .len = ranks.len, .s = s}, .place = &place, .skel_ids = &skel_ids,
+                .first = &first, .holes = &holes, .hole = hole};
+    Py_ssize_t n_first, n_holes;
+    if (int64_buffer(&place, "place", &c.n_place) < 0 || int64_buffer(&skel_ids, "skeleton ids", &c.n) < 0 ||
+        int64_buffer(&first, "first", &n_first) < 0 || int64_buffer(&holes, "holes", &n_holes) < 0 ||
+        pieces_of(&c.shared, &sd, &so, "shared") < 0 || pieces_of(&c.parts, &pd, &po, "parts") < 0 ||
+        pieces_of(&c.own, &od, &oo, "own") < 0)
+        goto done;
+    if (s < 1 || s > 255) {
+        PyErr_Format(Malformed, "content tokens: dense code parameter s=%d outside 1..255", s);
+        goto done;
+    }
+    c.n_skeletons = n_first < n_holes ? n_first : n_holes;
+    int64_t width = s; /* ranks coded by codewords of one length: s, s*c, s*c**2 */
+    for (int len = 1; len < 4; len++) { /* bases: the first rank of each codeword length */
+        c.dense.bases[len] = c.dense.bases[len - 1] + width;
+        width *= 256 - s;
+    }
+    int64_t total;
+    if (walk(&c, NULL, NULL, &total) < 0) goto done;
+    PyObject *texts = PyBytes_FromStringAndSize(NULL, total);
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, 8 * (c.n + 1));
+    if (texts && offsets) {
+        int64_t *ends = (int64_t *)PyBytes_AS_STRING(offsets); /* bytes data is 8-aligned */
+        ends[0] = 0;
+        if (walk(&c, (unsigned char *)PyBytes_AS_STRING(texts), ends, &total) == 0)
+            result = PyTuple_Pack(2, texts, offsets);
+    }
+    Py_XDECREF(texts);
+    Py_XDECREF(offsets);
+done:
+    PyBuffer_Release(&ranks);
+    PyBuffer_Release(&place);
+    PyBuffer_Release(&sd);
+    PyBuffer_Release(&so);
+    PyBuffer_Release(&pd);
+    PyBuffer_Release(&po);
+    PyBuffer_Release(&od);
+    PyBuffer_Release(&oo);
+    PyBuffer_Release(&skel_ids);
+    PyBuffer_Release(&first);
+    PyBuffer_Release(&holes);
+    return result;
+}
+
+/* --- chain_ids ----------------------------------------------------------------------------------------------- */
+
+enum { F_PREVIOUS, F_SEQUENCE, F_TIMESTAMP, F_CONTENT, F_SIGNATURE, N_FIELDS };
+
+typedef struct {
+    unsigned char *data;
+    size_t len, cap;
+} Buf;
+
+static int reserve(Buf *b, size_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) cap *= 2;
+    unsigned char *grown = PyMem_Realloc(b->data, cap);
+    if (!grown) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = grown;
+    b->cap = cap;
+    return 0;
+}
+
+static inline void put(Buf *b, const void *p, size_t len) { /* after reserve */
+    memcpy(b->data + b->len, p, len);
+    b->len += len;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after reserve of 4 * ceil(len / 3) */
+    unsigned char *o = b->data + b->len;
+    size_t i = 0;
+    for (; i + 3 <= len; i += 3, o += 4) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
+        o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63], o[2] = B64[v >> 6 & 63], o[3] = B64[v & 63];
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < len ? (uint32_t)raw[i + 1] << 8 : 0);
+        o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63];
+        o[2] = i + 1 < len ? B64[v >> 6 & 63] : '=', o[3] = '=';
+        o += 4;
+    }
+    b->len = o - b->data;
+}
+
+static void put_int(Buf *b, int64_t value) { /* after reserve of 20 */
+    char digits[20];
+    int n = 0;
+    uint64_t v = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    do digits[n++] = '0' + v % 10; while (v /= 10);
+    if (value < 0) b->data[b->len++] = '-';
+    while (n) b->data[b->len++] = digits[--n];
+}
+
+/* Node's Buffer.from(text, "binary") of UTF-8 text: the low byte of each UTF-16 unit (what an id hashes). */
+static int binary_form(const unsigned char *u, size_t len, Buf *out, Py_ssize_t row) {
+    out->len = 0;
+    if (reserve(out, len) < 0) return -1;
+    unsigned char *o = out->data;
+    for (size_t i = 0; i < len;) {
+        unsigned c = u[i];
+        size_t extra = c < 0x80 ? 0 : c < 0xC0 ? 9 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF8 ? 3 : 9;
+        if (extra == 9 || extra >= len - i) goto bad; /* a stray or cut character */
+        uint32_t point = extra ? c & (0x3F >> extra) : c;
+        for (size_t k = 1; k <= extra; k++) {
+            if ((u[i + k] & 0xC0) != 0x80) goto bad;
+            point = point << 6 | (u[i + k] & 0x3F);
+        }
+        if (extra == 3) { /* a surrogate pair: the low bytes of both halves */
+            point -= 0x10000;
+            *o++ = (point >> 10) & 0xFF;
+        }
+        *o++ = point & 0xFF;
+        i += extra + 1;
+    }
+    out->len = o - out->data;
+    return 0;
+bad:
+    PyErr_Format(Malformed, "message %zd: content is not UTF-8", row);
+    return -1;
+}
+
+typedef struct {
+    const char *text; /* a constant part, or NULL for a field */
+    Py_ssize_t len;
+    int field;
+} Part;
+
+/* The layouts as Part arrays: each a tuple of bytes (constant text) and ints (an F_* field). */
+static Part **read_layouts(PyObject *layouts, Py_ssize_t *count) {
+    if (!PyTuple_Check(layouts)) {
+        PyErr_SetString(PyExc_TypeError, "layouts must be a tuple");
+        return NULL;
+    }
+    *count = PyTuple_GET_SIZE(layouts);
+    Part **out = PyMem_Calloc(*count ? *count : 1, sizeof(Part *));
+    if (!out) return (Part **)PyErr_NoMemory();
+    for (Py_ssize_t j = 0; j < *count; j++) {
+        PyObject *layout = PyTuple_GET_ITEM(layouts, j);
+        if (!PyTuple_Check(layout)) {
+            PyErr_SetString(PyExc_TypeError, "a layout must be a tuple");
+            goto fail;
+        }
+        Py_ssize_t n = PyTuple_GET_SIZE(layout);
+        out[j] = PyMem_Calloc(n + 1, sizeof(Part)); /* ends with a Part whose field is N_FIELDS */
+        if (!out[j]) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *item = PyTuple_GET_ITEM(layout, k);
+            if (PyBytes_Check(item)) {
+                out[j][k].text = PyBytes_AS_STRING(item);
+                out[j][k].len = PyBytes_GET_SIZE(item);
+            } else {
+                long field = PyLong_Check(item) ? PyLong_AsLong(item) : -1;
+                if (field < 0 || field >= N_FIELDS) {
+                    PyErr_SetString(PyExc_ValueError, "a layout part is neither bytes nor a field");
+                    goto fail;
+                }
+                out[j][k].field = (int)field;
+            }
+        }
+        out[j][n].field = N_FIELDS;
+    }
+    return out;
+fail:
+    for (Py_ssize_t j = 0; j < *count; j++) PyMem_Free(out[j]);
+    PyMem_Free(out);
+    return NULL;
+}
+
+typedef struct {
+    const unsigned char *contents;
+    Py_ssize_t contents_len;
+    const Py_buffer *offsets, *layout_of, *timestamps;
+    const unsigned char *signatures;
+    Py_ssize_t n_signatures;
+    long long sequence_base;
+    Part **layouts;
+    Py_ssize_t n_layouts;
+} Rows;
+
+/* Renders row i (its previous id: prev, or null when has_prev is 0) into out. */
+static int render(const Rows *r, Py_ssize_t i, const unsigned char *prev, int has_prev, Buf *out) {
+    int64_t a = at64(r->offsets, i), z = at64(r->offsets, i + 1);
+    if (a < 0 || z < a || z > r->contents_len) {
+        PyErr_Format(Malformed, "message %zd: content offsets outside the texts", i);
+        return -1;
+    }
+    const unsigned char *content = r->contents + a;
+    size_t content_len = z - a;
+    int64_t which = at64(r->layout_of, i);
+    out->len = 0;
+    if (which == -1) { /* verbatim: the content text is the whole message */
+        if (reserve(out, content_len) < 0) return -1;
+        put(out, content, content_len);
+        return 0;
+    }
+    if (which < 0 || which >= r->n_layouts) {
+        PyErr_Format(Malformed, "message %zd: unknown envelope layout", i);
+        return -1;
+    }
+    for (const Part *p = r->layouts[which]; p->text || p->field != N_FIELDS; p++) {
+        if (p->text) {
+            if (reserve(out, p->len) < 0) return -1;
+            put(out, p->text, p->len);
+            continue;
+        }
+        switch (p->field) {
+        case F_PREVIOUS:
+            if (reserve(out, 54) < 0) return -1;
+            if (!has_prev) {
+                put(out, "null", 4);
+                break;
+            }
+            put(out, "\"%", 2);
+            put_base64(out, prev, 32);
+            put(out, ".sha256\"", 8);
+            break;
+        case F_SEQUENCE:
+            if (reserve(out, 21) < 0) return -1;
+            put_int(out, r->sequence_base + i);
+            break;
+        case F_TIMESTAMP:
+            if (reserve(out, 21) < 0) return -1;
+            put_int(out, at64(r->timestamps, i));
+            break;
+        case F_CONTENT:
+            if (reserve(out, content_len) < 0) return -1;
+            put(out, content, content_len);
+            break;
+        case F_SIGNATURE:
+            if (64 * (i + 1) > r->n_signatures) {
+                PyErr_Format(Malformed, "message %zd: no signature bytes", i);
+                return -1;
+            }
+            if (reserve(out, 102) < 0) return -1;
+            put(out, "\"", 1);
+            put_base64(out, r->signatures + 64 * i, 64);
+            put(out, ".sig.ed25519\"", 13);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* SHA-256 (FIPS 180-4), here rather than through hashlib because a call per message costs as much as hashing
+ * it. x86-64 CPUs with the SHA extensions take the sha256rnds2 route; others the portable one. */
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROR(x, n) ((x) >> (n) | (x) << (32 - (n)))
+
+static void blocks_portable(uint32_t state[8], const unsigned char *p, size_t count) {
+    for (; count--; p += 64) {
+        uint32_t w[64], v[8];
+        for (int i = 0; i < 16; i++)
+            w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+        for (int i = 16; i < 64; i++) {
+            uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ w[i - 15] >> 3;
+            uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ w[i - 2] >> 10;
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        memcpy(v, state, sizeof v);
+        for (int i = 0; i < 64; i++) {
+            uint32_t t1 = v[7] + (ROR(v[4], 6) ^ ROR(v[4], 11) ^ ROR(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) +
+                          K256[i] + w[i];
+            uint32_t t2 = (ROR(v[0], 2) ^ ROR(v[0], 13) ^ ROR(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+            memmove(v + 1, v, 7 * sizeof *v);
+            v[4] += t1;
+            v[0] = t1 + t2;
+        }
+        for (int i = 0; i < 8; i++) state[i] += v[i];
+    }
+}
+
+#ifdef HAVE_SHA_NI
+/* The state lives as ABEF and CDGH lanes (what sha256rnds2 takes); each 4-round step adds 4 schedule words. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void blocks_sha_ni(uint32_t state[8], const unsigned char *p,
+                                                                      size_t count) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL); /* big-endian words */
+    __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)state), 0xB1);
+    __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(state + 4)), 0x1B);
+    __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8), cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);
+    for (; count--; p += 64) {
+        __m128i saved_abef = abef, saved_cdgh = cdgh, m[4];
+        for (int k = 0; k < 16; k++) {
+            __m128i *w = &m[k % 4];
+            if (k < 4) {
+                *w = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * k)), swap);
+            } else {
+                __m128i next = m[(k + 1) % 4], third = m[(k + 2) % 4], last = m[(k + 3) % 4];
+                *w = _mm_sha256msg1_epu32(*w, next);
+                *w = _mm_add_epi32(*w, _mm_alignr_epi8(last, third, 4));
+                *w = _mm_sha256msg2_epu32(*w, last);
+            }
+            __m128i wk = _mm_add_epi32(*w, _mm_loadu_si128((const __m128i *)(K256 + 4 * k)));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
+        }
+        abef = _mm_add_epi32(abef, saved_abef);
+        cdgh = _mm_add_epi32(cdgh, saved_cdgh);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B), dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    _mm_storeu_si128((__m128i *)state, _mm_blend_epi16(feba, dchg, 0xF0));
+    _mm_storeu_si128((__m128i *)(state + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+static void (*sha256_blocks)(uint32_t state[8], const unsigned char *p, size_t count) = blocks_portable;
+
+static void sha256(const unsigned char *data, size_t len, unsigned char digest[32]) {
+    uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    sha256_blocks(state, data, len / 64);
+    unsigned char tail[128] = {0};
+    size_t rest = len % 64, padded = rest < 56 ? 64 : 128;
+    memcpy(tail, data + len - rest, rest);
+    tail[rest] = 0x80;
+    for (int i = 0; i < 8; i++) tail[padded - 1 - i] = (unsigned char)((uint64_t)len * 8 >> (8 * i));
+    sha256_blocks(state, tail, padded / 64);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 4; j++) digest[4 * i + j] = (unsigned char)(state[i] >> (24 - 8 * j));
+}
+
+/* sha256(data, portable=False): for tests, which compare both routes with hashlib. */
+static PyObject *sha256_py(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    int portable = 0;
+    if (!PyArg_ParseTuple(args, "y*|p", &data, &portable)) return NULL;
+    unsigned char digest[32];
+    void (*chosen)(uint32_t *, const unsigned char *, size_t) = sha256_blocks;
+    if (portable) sha256_blocks = blocks_portable;
+    sha256(data.buf, data.len, digest);
+    sha256_blocks = chosen;
+    PyBuffer_Release(&data);
+    return PyBytes_FromStringAndSize((const char *)digest, 32);
+}
+
+static PyObject *chain_ids(PyObject *self, PyObject *args) {
+    Py_buffer contents, offsets, layout_of, timestamps, signatures;
+    PyObject *layouts, *previous;
+    long long base;
+    int keep;
+    if (!PyArg_ParseTuple(args, "y*y*y*O!y*Ly*Op", &contents, &offsets, &layout_of, &PyTuple_Type, &layouts,
+                          &timestamps, &base, &signatures, &previous, &keep))
+        return NULL;
+    PyObject *digests = NULL, *texts = NULL, *result = NULL;
+    Buf text = {0}, binary = {0};
+    Rows r = {.contents = contents.buf, .contents_len = contents.len, .offsets = &offsets, .layout_of = &layout_of,
+              .timestamps = &timestamps, .signatures = signatures.buf, .n_signatures = signatures.len,
+              .sequence_base = base};
+    Py_ssize_t n, n_offsets, n_stamps;
+    if (int64_buffer(&layout_of, "layout_of", &n) < 0 || int64_buffer(&offsets, "offsets", &n_offsets) < 0 ||
+        int64_buffer(&timestamps, "timestamps", &n_stamps) < 0)
+        goto done;
+    if (n_offsets != n + 1 || n_stamps != n) {
+        PyErr_SetString(PyExc_ValueError, "chain_ids: offsets, layouts and timestamps of different rows");
+        goto done;
+    }
+    if (previous != Py_None && !(PyBytes_Check(previous) && PyBytes_GET_SIZE(previous) == 32)) {
+        PyErr_SetString(PyExc_ValueError, "chain_ids: previous must be 32 bytes or None");
+        goto done;
+    }
+    if (!(r.layouts = read_layouts(layouts, &r.n_layouts))) goto done;
+    digests = PyBytes_FromStringAndSize(NULL, 32 * n);
+    texts = keep ? PyList_New(n) : Py_NewRef(Py_None);
+    if (!digests || !texts) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(digests);
+    const unsigned char *prev = previous == Py_None ? NULL : (const unsigned char *)PyBytes_AS_STRING(previous);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (render(&r, i, prev, prev != NULL, &text) < 0) goto done;
+        Buf *hashed = &text;
+        for (size_t k = 0; k < text.len; k++) {
+            if (text.data[k] >= 0x80) {
+                if (binary_form(text.data, text.len, &binary, i) < 0) goto done;
+                hashed = &binary;
+                break;
+            }
+        }
+        sha256(hashed->data, hashed->len, out + 32 * i);
+        prev = out + 32 * i;
+        if (keep) {
+            PyObject *item = PyBytes_FromStringAndSize((const char *)text.data, text.len);
+            if (!item) goto done;
+            PyList_SET_ITEM(texts, i, item);
+        }
+    }
+    result = PyTuple_Pack(2, digests, texts);
+done:
+    if (r.layouts) {
+        for (Py_ssize_t j = 0; j < r.n_layouts; j++) PyMem_Free(r.layouts[j]);
+        PyMem_Free(r.layouts);
+    }
+    PyMem_Free(text.data);
+    PyMem_Free(binary.data);
+    Py_XDECREF(digests);
+    Py_XDECREF(texts);
+    PyBuffer_Release(&contents);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&layout_of);
+    PyBuffer_Release(&timestamps);
+    PyBuffer_Release(&signatures);
+    return result;
+}
+
+/* --- module -------------------------------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"decode_text", decode_text, METH_VARARGS,
+     "decode_text(ranks, s, place, shared_data, shared_offsets, parts_data, parts_offsets, own_data, own_offsets, "
+     "skeleton_ids, first, holes, hole) -> (texts, int64 offsets)"},
+    {"sha256", sha256_py, METH_VARARGS, "sha256(data, portable=False) -> the digest chain_ids uses (for tests)"},
+    {"chain_ids", chain_ids, METH_VARARGS,
+     "chain_ids(contents, offsets, layout_of, layouts, timestamps, sequence_base, signatures, previous, keep) -> "
+     "(32-byte digests end to end, each message's text or None)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_speedups", .m_methods = methods};
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+#ifdef HAVE_SHA_NI
+    unsigned a, b, c, d;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_1) && (c & bit_SSSE3) && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+        (b & bit_SHA))
+        sha256_blocks = blocks_sha_ni;
+#endif
+    PyObject *errors = PyImport_ImportModule("ssblab.archive.errors");
+    Malformed = errors ? PyObject_GetAttrString(errors, "MalformedArchive") : NULL;
+    Py_XDECREF(errors);
+    return Malformed ? PyModule_Create(&module) : NULL;
+}
