@@ -4,7 +4,7 @@
  * every read here is still bounds-checked, because the buffers come from untrusted blobs. Failures raise
  * ssblab.archive.errors.MalformedArchive naming what is wrong.
  *
- * decode_text: the content column's token ranks (dense code) into the block's texts (docs/archive-format.md §6).
+ * decode_column: the content column (its ten FlexBuffer parts) into the block's texts (docs/archive-format.md §6).
  * chain_ids:   each message's signed JSON and its sha256 id, each id feeding the next message's previous (§5).
  */
 #define PY_SSIZE_T_CLEAN
@@ -70,7 +70,82 @@ static inline int piece(const Pieces *p, Py_ssize_t k, const unsigned char **sta
     return 0;
 }
 
-/* --- decode_text --------------------------------------------------------------------------------------------- */
+static inline int ascii_word(const unsigned char *p) {
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return !(word & 0x8080808080808080ULL);
+}
+
+static int is_ascii(const unsigned char *p, size_t len) {
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8)
+        if (!ascii_word(p + i)) return 0;
+    for (; i < len; i++)
+        if (p[i] >= 0x80) return 0;
+    return 1;
+}
+
+/* --- decode_column ------------------------------------------------------------------------------------------- */
+
+/* A canonical StreamVByte column (docs/archive-format.md §4; widths 1234, or 1248 when wide) as a new array of
+ * *count values, or NULL with an error naming where. */
+static uint64_t *svb_values(const unsigned char *codes, Py_ssize_t n_codes, const unsigned char *values,
+                            Py_ssize_t n_values, int wide, Py_ssize_t *count, const char *where) {
+    static const int WIDTHS[2][4] = {{1, 2, 3, 4}, {1, 2, 4, 8}};
+    const int *widths = WIDTHS[wide != 0];
+    const char *name = wide ? "1248" : "1234";
+    Py_ssize_t used = 0, k = 0;
+#define SLOT(j) (codes[(j) / 4] >> 2 * ((j) % 4) & 3)
+    for (; used < n_values && k < 4 * n_codes; k++) used += widths[SLOT(k)];
+    if (used != n_values) {
+        PyErr_Format(Malformed, "%s: StreamVByte%s codes and values disagree in length", where, name);
+        return NULL;
+    }
+    int padded = (k + 3) / 4 != n_codes;
+    for (Py_ssize_t j = k; j < 4 * n_codes && !padded; j++) padded = SLOT(j) != 0;
+    if (padded) {
+        PyErr_Format(Malformed, "%s: StreamVByte%s codes are not canonical (padding or count)", where, name);
+        return NULL;
+    }
+    uint64_t *out = PyMem_Malloc((k ? k : 1) * sizeof(uint64_t));
+    if (!out) return (uint64_t *)PyErr_NoMemory();
+    const unsigned char *v = values;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        int code = SLOT(j);
+        uint64_t value = 0;
+        for (int b = 0; b < widths[code]; b++) value |= (uint64_t)*v++ << 8 * b;
+        if ((value >> 8 != 0) + (value >> 16 != 0) + (value >> (wide ? 32 : 24) != 0) != code) {
+            PyMem_Free(out);
+            PyErr_Format(Malformed, "%s: StreamVByte%s value stored wider than needed (not canonical)", where, name);
+            return NULL;
+        }
+        out[j] = value;
+    }
+#undef SLOT
+    *count = k;
+    return out;
+}
+
+static int64_t *svb1234(PyObject *codes, PyObject *values, Py_ssize_t *count, const char *where) {
+    return (int64_t *)svb_values((const unsigned char *)PyBytes_AS_STRING(codes), PyBytes_GET_SIZE(codes),
+                                 (const unsigned char *)PyBytes_AS_STRING(values), PyBytes_GET_SIZE(values), 0,
+                                 count, where); /* 1234 values fit int64 */
+}
+
+/* svb_decode(codes, values, wide, where) -> the values as uint64, end to end. */
+static PyObject *svb_decode(PyObject *self, PyObject *args) {
+    Py_buffer codes, values;
+    int wide;
+    const char *where;
+    if (!PyArg_ParseTuple(args, "y*y*ps", &codes, &values, &wide, &where)) return NULL;
+    Py_ssize_t count;
+    uint64_t *out = svb_values(codes.buf, codes.len, values.buf, values.len, wide, &count, where);
+    PyObject *result = out ? PyBytes_FromStringAndSize((const char *)out, 8 * count) : NULL;
+    PyMem_Free(out);
+    PyBuffer_Release(&codes);
+    PyBuffer_Release(&values);
+    return result;
+}
 
 typedef struct {
     const unsigned char *codes;
@@ -99,133 +174,301 @@ static inline int64_t next_rank(Dense *d) {
 }
 
 typedef struct {
-    Dense dense;
-    const Py_buffer *place; /* block dictionary rank -> index in [shared | skeleton parts | own] */
-    Py_ssize_t n_place;
-    Pieces shared, parts, own;
-    const Py_buffer *skel_ids, *first, *holes;
-    Py_ssize_t n, n_skeletons;
-    int64_t hole; /* the rank of the leaf end, or -1 */
-} Column;
-
-/* Appends piece k of the joint table; out may be NULL to only count. */
-static int emit(const Column *c, int64_t k, unsigned char *out, int64_t *total) {
-    const Pieces *table = &c->shared;
-    if (k >= c->shared.n) {
-        k -= c->shared.n;
-        table = &c->parts;
-        if (k >= c->parts.n) {
-            k -= c->parts.n;
-            table = &c->own;
-        }
-    }
-    const unsigned char *start;
+    const unsigned char *p;
     int64_t len;
-    if (k < 0 || k >= table->n || piece(table, k, &start, &len) < 0) {
-        PyErr_SetString(Malformed, "content column: a token names no piece");
-        return -1;
+} Slice;
+
+enum { LITERAL, MSG_REF, FEED_REF, BLOB_REF, BASE64, SHARED };
+static const char *const SIGILS[] = {"", "%", "@", "&"};
+static const char *const SUFFIXES[] = {"", ".sha256", ".ed25519", ".sha256"};
+
+static void base64_into(unsigned char *o, const unsigned char *raw, size_t len);
+
+/* The block dictionary (§6.2) as one text per rank; own refs and base64 entries are rendered into *scratch. */
+typedef struct {
+    Slice *token; /* by rank */
+    Py_ssize_t n;
+    int64_t hole; /* the rank of the leaf end (the first literal 0x00), or -1 */
+    unsigned char *scratch;
+} Entries;
+
+static int read_entries(PyObject *const *parts, const Pieces *shared, Entries *e) {
+    const unsigned char *kinds = (const unsigned char *)PyBytes_AS_STRING(parts[0]);
+    const unsigned char *payload = (const unsigned char *)PyBytes_AS_STRING(parts[5]);
+    Py_ssize_t n = PyBytes_GET_SIZE(parts[0]), n_payload = PyBytes_GET_SIZE(parts[5]), n_ids, n_sized;
+    Py_ssize_t want_ids = 0, want_sized = 0, scratch = 0;
+    int64_t *ids = NULL, *sized = NULL;
+    int status = -1;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        if (kinds[r] > SHARED) {
+            PyErr_Format(Malformed, "content column: bad dictionary entry kind %d", kinds[r]);
+            return -1;
+        }
+        want_ids += kinds[r] == SHARED;
+        want_sized += kinds[r] == LITERAL || kinds[r] == BASE64;
     }
-    if (*total + len >= MAX_TEXTS) {
+    if (!(ids = svb1234(parts[1], parts[2], &n_ids, "content shared ids")) ||
+        !(sized = svb1234(parts[3], parts[4], &n_sized, "content entry lengths")))
+        goto done;
+    if (n_ids != want_ids || n_sized != want_sized) {
+        PyErr_SetString(Malformed, "content column: entry kinds disagree with the shared ids or the lengths");
+        goto done;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t r = 0, j = 0; r < n; r++) {
+        int kind = kinds[r];
+        if (kind == SHARED) continue;
+        int64_t len = kind == LITERAL || kind == BASE64 ? sized[j++] : 32;
+        total += len;
+        scratch += kind == LITERAL ? 0 : kind == BASE64 ? 4 * ((len + 2) / 3) : 45 + (int64_t)strlen(SUFFIXES[kind]);
+    }
+    if (total != n_payload) {
+        PyErr_SetString(Malformed, "content column: the entry payloads do not add up");
+        goto done;
+    }
+    e->n = n;
+    e->hole = -1;
+    e->token = PyMem_Malloc((n ? n : 1) * sizeof(Slice));
+    e->scratch = PyMem_Malloc(scratch ? scratch : 1);
+    if (!e->token || !e->scratch) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    unsigned char *out = e->scratch;
+    const unsigned char *at = payload;
+    for (Py_ssize_t r = 0, j = 0, k = 0; r < n; r++) {
+        int kind = kinds[r];
+        if (kind == SHARED) {
+            if (ids[k] >= shared->n || piece(shared, ids[k], &e->token[r].p, &e->token[r].len) < 0) {
+                PyErr_Format(Malformed, "content column: a shared token id beyond %zd entries", shared->n);
+                goto done;
+            }
+            k++;
+            continue;
+        }
+        int64_t len = kind == LITERAL || kind == BASE64 ? sized[j++] : 32;
+        if (kind == LITERAL) {
+            e->token[r] = (Slice){at, len};
+            if (memchr(at, 0, len)) { /* refs and base64 payloads are binary */
+                if (len != 1) {
+                    PyErr_SetString(Malformed, "content column: a token other than the leaf end contains a 0x00 byte");
+                    goto done;
+                }
+                if (e->hole < 0) e->hole = r;
+            }
+        } else {
+            unsigned char *text = out;
+            if (kind != BASE64) *out++ = SIGILS[kind][0];
+            base64_into(out, at, len);
+            out += 4 * ((len + 2) / 3);
+            if (kind != BASE64) {
+                size_t suffix = strlen(SUFFIXES[kind]);
+                memcpy(out, SUFFIXES[kind], suffix);
+                out += suffix;
+            }
+            e->token[r] = (Slice){text, out - text};
+        }
+        at += len;
+    }
+    status = 0;
+done:
+    PyMem_Free(ids);
+    PyMem_Free(sized);
+    return status;
+}
+
+/* The texts as the skeletons and tokens give them (one walk counts the bytes, the next writes them). */
+typedef struct {
+    Dense dense;
+    const Entries *entries;
+    const Pieces *parts; /* every skeleton's parts end to end */
+    const Py_buffer *first, *holes;
+    Py_ssize_t n_skeletons;
+    const int64_t *skeleton; /* per message */
+    Py_ssize_t n;
+} Walk;
+
+/* The texts being written: a bytes object grown as needed (resized to its length at the end). */
+typedef struct {
+    PyObject *bytes;
+    unsigned char *data;
+    int64_t len, cap;
+} Out;
+
+static int grow(Out *o, int64_t need) {
+    if (need >= MAX_TEXTS) {
         PyErr_SetString(Malformed, "content column: texts too large");
         return -1;
     }
-    if (out) memcpy(out + *total, start, len);
-    *total += len;
+    int64_t cap = o->cap * 2 > need ? o->cap * 2 : need;
+    if (_PyBytes_Resize(&o->bytes, cap) < 0) return -1;
+    o->data = (unsigned char *)PyBytes_AS_STRING(o->bytes);
+    o->cap = cap;
     return 0;
 }
 
-/* One walk over the tokens: counts the bytes (out NULL) or writes them and the n + 1 offsets. */
-static int walk(Column *c, unsigned char *out, int64_t *offsets, int64_t *total) {
-    c->dense.pos = 0;
-    *total = 0;
-    for (Py_ssize_t i = 0; i < c->n; i++) {
-        int64_t sk = at64(c->skel_ids, i);
-        if (sk < 0 || sk >= c->n_skeletons) {
+static inline int emit(const unsigned char *p, int64_t len, Out *o) {
+    if (o->len + len > o->cap && grow(o, o->len + len) < 0) return -1;
+    unsigned char *to = o->data + o->len;
+    if (len <= 8) /* most tokens: cheaper than a call to memcpy */
+        for (int64_t k = 0; k < len; k++) to[k] = p[k];
+    else
+        memcpy(to, p, len);
+    o->len += len;
+    return 0;
+}
+
+static inline int emit_part(const Walk *w, int64_t k, Out *o) {
+    const unsigned char *p;
+    int64_t len;
+    if (piece(w->parts, k, &p, &len) < 0) {
+        PyErr_SetString(Malformed, "content column: a skeleton part outside the skeletons");
+        return -1;
+    }
+    return emit(p, len, o);
+}
+
+static int walk(Walk *w, Out *out, int64_t *offsets) {
+    const Slice *token = w->entries->token;
+    int64_t hole = w->entries->hole, n_entries = w->entries->n;
+    for (Py_ssize_t i = 0; i < w->n; i++) {
+        int64_t sk = w->skeleton[i];
+        if (sk >= w->n_skeletons) {
             PyErr_Format(Malformed, "content column: unknown skeleton id %lld", (long long)sk);
             return -1;
         }
-        int64_t first = at64(c->first, sk), holes = at64(c->holes, sk);
-        if (first < 0 || holes < 0 || first + holes >= c->parts.n) {
+        int64_t first = at64(w->first, sk), holes = at64(w->holes, sk);
+        if (first < 0 || holes < 0 || first + holes >= w->parts->n) {
             PyErr_SetString(Malformed, "content column: a skeleton beyond the skeleton parts");
             return -1;
         }
-        first += c->shared.n;
-        if (emit(c, first, out, total) < 0) return -1;
+        if (emit_part(w, first, out) < 0) return -1;
         for (int64_t k = 1; k <= holes; k++) {
             for (;;) {
-                if (c->dense.pos >= c->dense.len) {
+                if (w->dense.pos >= w->dense.len) {
                     PyErr_SetString(Malformed, "content column: fewer leaves than skeleton holes");
                     return -1;
                 }
-                int64_t rank = next_rank(&c->dense);
+                int64_t rank = next_rank(&w->dense);
                 if (rank < 0) return -1;
-                if (rank >= c->n_place) {
-                    PyErr_Format(Malformed, "content column: token rank %lld beyond %zd entries", (long long)rank,
-                                 c->n_place);
+                if (rank >= n_entries) {
+                    PyErr_Format(Malformed, "content column: token rank %lld beyond %lld entries", (long long)rank,
+                                 (long long)n_entries);
                     return -1;
                 }
-                if (rank == c->hole) break;
-                if (emit(c, at64(c->place, rank), out, total) < 0) return -1;
+                if (rank == hole) break;
+                if (emit(token[rank].p, token[rank].len, out) < 0) return -1;
             }
-            if (emit(c, first + k, out, total) < 0) return -1;
+            if (emit_part(w, first + k, out) < 0) return -1;
         }
-        if (offsets) offsets[i + 1] = *total;
+        offsets[i + 1] = out->len;
     }
-    if (c->dense.pos != c->dense.len) {
+    if (w->dense.pos != w->dense.len) {
         PyErr_SetString(Malformed, "content column: tokens after the last leaf");
         return -1;
     }
     return 0;
 }
 
-static PyObject *decode_text(PyObject *self, PyObject *args) {
-    Py_buffer ranks, place, sd, so, pd, po, od, oo, skel_ids, first, holes;
-    int s;
-    long long hole;
-    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*y*y*y*y*y*L", &ranks, &s, &place, &sd, &so, &pd, &po, &od, &oo,
-                          &skel_ids, &first, &holes, &hole))
+/* Where strict UTF-8 (what Python's decoder accepts: no overlongs, surrogates or code points past U+10FFFF)
+ * fails in s, or -1. */
+static Py_ssize_t utf8_error(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        uint64_t word;
+        if (i + 8 <= n && (memcpy(&word, s + i, 8), !(word & 0x8080808080808080ULL))) {
+            i += 8;
+            continue;
+        }
+        unsigned c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int extra = c < 0xC2 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF5 ? 3 : 0;
+        unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+        if (!extra || extra >= n - i || s[i + 1] < lo || s[i + 1] > hi) return i;
+        for (int k = 2; k <= extra; k++)
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+        i += extra + 1;
+    }
+    return -1;
+}
+
+static PyObject *decode_column(PyObject *self, PyObject *args) {
+    PyObject *parts;
+    Py_ssize_t n;
+    Py_buffer sd, so, pd, po, first, holes;
+    if (!PyArg_ParseTuple(args, "O!ny*y*y*y*y*y*", &PyTuple_Type, &parts, &n, &sd, &so, &pd, &po, &first, &holes))
         return NULL;
-    PyObject *result = NULL;
-    Column c = {.dense = {.codes = ranks.buf, .len = ranks.len, .s = s}, .place = &place, .skel_ids = &skel_ids,
-                .first = &first, .holes = &holes, .hole = hole};
-    Py_ssize_t n_first, n_holes;
-    if (int64_buffer(&place, "place", &c.n_place) < 0 || int64_buffer(&skel_ids, "skeleton ids", &c.n) < 0 ||
-        int64_buffer(&first, "first", &n_first) < 0 || int64_buffer(&holes, "holes", &n_holes) < 0 ||
-        pieces_of(&c.shared, &sd, &so, "shared") < 0 || pieces_of(&c.parts, &pd, &po, "parts") < 0 ||
-        pieces_of(&c.own, &od, &oo, "own") < 0)
+    PyObject *result = NULL, *texts = NULL, *offsets = NULL;
+    Entries entries = {0};
+    int64_t *skeleton = NULL;
+    Pieces shared, skeleton_parts;
+    Py_ssize_t n_first, n_holes, n_skel;
+    if (PyTuple_GET_SIZE(parts) != 10) {
+        PyErr_SetString(Malformed, "content column: the wrong parts");
         goto done;
-    if (s < 1 || s > 255) {
+    }
+    PyObject *const *p = &PyTuple_GET_ITEM(parts, 0);
+    for (int k = 0; k < 10; k++) {
+        if (!PyBytes_Check(p[k])) {
+            PyErr_SetString(PyExc_TypeError, "decode_column: every part must be bytes");
+            goto done;
+        }
+    }
+    int s = PyBytes_GET_SIZE(p[6]) == 1 ? (unsigned char)PyBytes_AS_STRING(p[6])[0] : 0;
+    if (s < 1) {
         PyErr_Format(Malformed, "content tokens: dense code parameter s=%d outside 1..255", s);
         goto done;
     }
-    c.n_skeletons = n_first < n_holes ? n_first : n_holes;
+    if (int64_buffer(&first, "first", &n_first) < 0 || int64_buffer(&holes, "holes", &n_holes) < 0 ||
+        pieces_of(&shared, &sd, &so, "shared") < 0 || pieces_of(&skeleton_parts, &pd, &po, "parts") < 0 ||
+        read_entries(p, &shared, &entries) < 0 || !(skeleton = svb1234(p[8], p[9], &n_skel, "content skeletons")))
+        goto done;
+    if (n_skel != n) {
+        PyErr_Format(Malformed, "content column: %zd skeleton ids for %zd messages, or an unknown id", n_skel, n);
+        goto done;
+    }
+    Walk w = {.dense = {.codes = (const unsigned char *)PyBytes_AS_STRING(p[7]), .len = PyBytes_GET_SIZE(p[7]), .s = s},
+              .entries = &entries, .parts = &skeleton_parts, .first = &first, .holes = &holes,
+              .n_skeletons = n_first < n_holes ? n_first : n_holes, .skeleton = skeleton, .n = n};
     int64_t width = s; /* ranks coded by codewords of one length: s, s*c, s*c**2 */
     for (int len = 1; len < 4; len++) { /* bases: the first rank of each codeword length */
-        c.dense.bases[len] = c.dense.bases[len - 1] + width;
+        w.dense.bases[len] = w.dense.bases[len - 1] + width;
         width *= 256 - s;
     }
-    int64_t total;
-    if (walk(&c, NULL, NULL, &total) < 0) goto done;
-    PyObject *texts = PyBytes_FromStringAndSize(NULL, total);
-    PyObject *offsets = PyBytes_FromStringAndSize(NULL, 8 * (c.n + 1));
-    if (texts && offsets) {
-        int64_t *ends = (int64_t *)PyBytes_AS_STRING(offsets); /* bytes data is 8-aligned */
-        ends[0] = 0;
-        if (walk(&c, (unsigned char *)PyBytes_AS_STRING(texts), ends, &total) == 0)
-            result = PyTuple_Pack(2, texts, offsets);
+    Out out = {.cap = 8 * w.dense.len + 64 * n}; /* a guess; grown as needed */
+    if (!(out.bytes = PyBytes_FromStringAndSize(NULL, out.cap)) ||
+        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (n + 1))))
+        goto done;
+    out.data = (unsigned char *)PyBytes_AS_STRING(out.bytes);
+    int64_t *ends = (int64_t *)PyBytes_AS_STRING(offsets); /* a bytes object's data is 8-aligned */
+    ends[0] = 0;
+    int failed = walk(&w, &out, ends) < 0;
+    texts = out.bytes; /* owned here from now on, whatever walk did to it */
+    if (failed || _PyBytes_Resize(&texts, out.len) < 0) goto done;
+    unsigned char *data = (unsigned char *)PyBytes_AS_STRING(texts);
+    int64_t total = out.len;
+    int ascii = is_ascii(data, total); /* most blocks: then every check below holds */
+    Py_ssize_t bad = ascii ? -1 : utf8_error(data, total);
+    for (Py_ssize_t i = 0; i < n && bad < 0 && !ascii; i++) /* and no text starts inside a character */
+        if (ends[i] < total && (data[ends[i]] & 0xC0) == 0x80) bad = ends[i];
+    if (bad >= 0) {
+        PyErr_Format(Malformed, "content is not UTF-8 at byte %zd", bad);
+        goto done;
     }
+    result = PyTuple_Pack(2, texts, offsets);
+done:
     Py_XDECREF(texts);
     Py_XDECREF(offsets);
-done:
-    PyBuffer_Release(&ranks);
-    PyBuffer_Release(&place);
+    PyMem_Free(entries.token);
+    PyMem_Free(entries.scratch);
+    PyMem_Free(skeleton);
     PyBuffer_Release(&sd);
     PyBuffer_Release(&so);
     PyBuffer_Release(&pd);
     PyBuffer_Release(&po);
-    PyBuffer_Release(&od);
-    PyBuffer_Release(&oo);
-    PyBuffer_Release(&skel_ids);
     PyBuffer_Release(&first);
     PyBuffer_Release(&holes);
     return result;
@@ -261,20 +504,25 @@ static inline void put(Buf *b, const void *p, size_t len) { /* after reserve */
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after reserve of 4 * ceil(len / 3) */
-    unsigned char *o = b->data + b->len;
+static uint16_t B64_PAIRS[4096]; /* the two letters of each 12-bit value, filled at import */
+
+static void base64_into(unsigned char *o, const unsigned char *raw, size_t len) { /* 4 * ceil(len / 3) letters */
     size_t i = 0;
     for (; i + 3 <= len; i += 3, o += 4) {
         uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
-        o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63], o[2] = B64[v >> 6 & 63], o[3] = B64[v & 63];
+        memcpy(o, &B64_PAIRS[v >> 12], 2);
+        memcpy(o + 2, &B64_PAIRS[v & 0xFFF], 2);
     }
     if (i < len) {
         uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < len ? (uint32_t)raw[i + 1] << 8 : 0);
         o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63];
         o[2] = i + 1 < len ? B64[v >> 6 & 63] : '=', o[3] = '=';
-        o += 4;
     }
-    b->len = o - b->data;
+}
+
+static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after reserve of 4 * ceil(len / 3) */
+    base64_into(b->data + b->len, raw, len);
+    b->len += 4 * ((len + 2) / 3);
 }
 
 static void put_int(Buf *b, int64_t value) { /* after reserve of 20 */
@@ -286,12 +534,17 @@ static void put_int(Buf *b, int64_t value) { /* after reserve of 20 */
     while (n) b->data[b->len++] = digits[--n];
 }
 
-/* Node's Buffer.from(text, "binary") of UTF-8 text: the low byte of each UTF-16 unit (what an id hashes). */
-static int binary_form(const unsigned char *u, size_t len, Buf *out, Py_ssize_t row) {
-    out->len = 0;
+/* Appends UTF-8 text as Node's Buffer.from(text, "binary"): the low byte of each UTF-16 unit (what an id
+ * hashes). The text was checked to be UTF-8 when decoded; a cut character still fails here, never reads past. */
+static int put_binary(Buf *out, const unsigned char *u, size_t len, Py_ssize_t row) {
     if (reserve(out, len) < 0) return -1;
-    unsigned char *o = out->data;
+    unsigned char *o = out->data + out->len;
     for (size_t i = 0; i < len;) {
+        if (i + 8 <= len && ascii_word(u + i)) {
+            memcpy(o, u + i, 8);
+            o += 8, i += 8;
+            continue;
+        }
         unsigned c = u[i];
         size_t extra = c < 0x80 ? 0 : c < 0xC0 ? 9 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF8 ? 3 : 9;
         if (extra == 9 || extra >= len - i) goto bad; /* a stray or cut character */
@@ -312,6 +565,13 @@ static int binary_form(const unsigned char *u, size_t len, Buf *out, Py_ssize_t 
 bad:
     PyErr_Format(Malformed, "message %zd: content is not UTF-8", row);
     return -1;
+}
+
+static int put_text(Buf *out, const unsigned char *p, size_t len, int binary, Py_ssize_t row) {
+    if (binary) return put_binary(out, p, len, row);
+    if (reserve(out, len) < 0) return -1;
+    put(out, p, len);
+    return 0;
 }
 
 typedef struct {
@@ -365,9 +625,7 @@ fail:
 }
 
 typedef struct {
-    const unsigned char *contents;
-    Py_ssize_t contents_len;
-    const Py_buffer *offsets, *layout_of, *timestamps;
+    const Py_buffer *layout_of, *timestamps;
     const unsigned char *signatures;
     Py_ssize_t n_signatures;
     long long sequence_base;
@@ -375,22 +633,13 @@ typedef struct {
     Py_ssize_t n_layouts;
 } Rows;
 
-/* Renders row i (its previous id: prev, or null when has_prev is 0) into out. */
-static int render(const Rows *r, Py_ssize_t i, const unsigned char *prev, int has_prev, Buf *out) {
-    int64_t a = at64(r->offsets, i), z = at64(r->offsets, i + 1);
-    if (a < 0 || z < a || z > r->contents_len) {
-        PyErr_Format(Malformed, "message %zd: content offsets outside the texts", i);
-        return -1;
-    }
-    const unsigned char *content = r->contents + a;
-    size_t content_len = z - a;
+/* Renders row i, whose content is the given slice, into out (in binary form when binary is set); its previous
+ * id is prev, or null when prev is NULL. */
+static int render(const Rows *r, Py_ssize_t i, const unsigned char *content, size_t content_len,
+                  const unsigned char *prev, int binary, Buf *out) {
     int64_t which = at64(r->layout_of, i);
     out->len = 0;
-    if (which == -1) { /* verbatim: the content text is the whole message */
-        if (reserve(out, content_len) < 0) return -1;
-        put(out, content, content_len);
-        return 0;
-    }
+    if (which == -1) return put_text(out, content, content_len, binary, i); /* verbatim: the whole message */
     if (which < 0 || which >= r->n_layouts) {
         PyErr_Format(Malformed, "message %zd: unknown envelope layout", i);
         return -1;
@@ -404,7 +653,7 @@ static int render(const Rows *r, Py_ssize_t i, const unsigned char *prev, int ha
         switch (p->field) {
         case F_PREVIOUS:
             if (reserve(out, 54) < 0) return -1;
-            if (!has_prev) {
+            if (!prev) {
                 put(out, "null", 4);
                 break;
             }
@@ -421,8 +670,7 @@ static int render(const Rows *r, Py_ssize_t i, const unsigned char *prev, int ha
             put_int(out, at64(r->timestamps, i));
             break;
         case F_CONTENT:
-            if (reserve(out, content_len) < 0) return -1;
-            put(out, content, content_len);
+            if (put_text(out, content, content_len, binary, i) < 0) return -1;
             break;
         case F_SIGNATURE:
             if (64 * (i + 1) > r->n_signatures) {
@@ -550,8 +798,7 @@ static PyObject *chain_ids(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *digests = NULL, *texts = NULL, *result = NULL;
     Buf text = {0}, binary = {0};
-    Rows r = {.contents = contents.buf, .contents_len = contents.len, .offsets = &offsets, .layout_of = &layout_of,
-              .timestamps = &timestamps, .signatures = signatures.buf, .n_signatures = signatures.len,
+    Rows r = {.layout_of = &layout_of, .timestamps = &timestamps, .signatures = signatures.buf, .n_signatures = signatures.len,
               .sequence_base = base};
     Py_ssize_t n, n_offsets, n_stamps;
     if (int64_buffer(&layout_of, "layout_of", &n) < 0 || int64_buffer(&offsets, "offsets", &n_offsets) < 0 ||
@@ -572,16 +819,16 @@ static PyObject *chain_ids(PyObject *self, PyObject *args) {
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(digests);
     const unsigned char *prev = previous == Py_None ? NULL : (const unsigned char *)PyBytes_AS_STRING(previous);
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (render(&r, i, prev, prev != NULL, &text) < 0) goto done;
-        Buf *hashed = &text;
-        for (size_t k = 0; k < text.len; k++) {
-            if (text.data[k] >= 0x80) {
-                if (binary_form(text.data, text.len, &binary, i) < 0) goto done;
-                hashed = &binary;
-                break;
-            }
+        int64_t a = at64(&offsets, i), z = at64(&offsets, i + 1);
+        if (a < 0 || z < a || z > contents.len) {
+            PyErr_Format(Malformed, "message %zd: content offsets outside the texts", i);
+            goto done;
         }
-        sha256(hashed->data, hashed->len, out + 32 * i);
+        const unsigned char *content = (const unsigned char *)contents.buf + a;
+        int ascii = is_ascii(content, z - a); /* the rest of the envelope is ASCII */
+        if ((ascii || keep) && render(&r, i, content, z - a, prev, 0, &text) < 0) goto done;
+        if (!ascii && render(&r, i, content, z - a, prev, 1, &binary) < 0) goto done;
+        sha256(ascii ? text.data : binary.data, ascii ? text.len : binary.len, out + 32 * i);
         prev = out + 32 * i;
         if (keep) {
             PyObject *item = PyBytes_FromStringAndSize((const char *)text.data, text.len);
@@ -610,9 +857,10 @@ done:
 /* --- module -------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
-    {"decode_text", decode_text, METH_VARARGS,
-     "decode_text(ranks, s, place, shared_data, shared_offsets, parts_data, parts_offsets, own_data, own_offsets, "
-     "skeleton_ids, first, holes, hole) -> (texts, int64 offsets)"},
+    {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},
+    {"decode_column", decode_column, METH_VARARGS,
+     "decode_column(parts, n, shared_data, shared_offsets, skeleton_parts_data, skeleton_parts_offsets, first, "
+     "holes) -> (the n texts end to end, n + 1 int64 offsets); checked to be UTF-8"},
     {"sha256", sha256_py, METH_VARARGS, "sha256(data, portable=False) -> the digest chain_ids uses (for tests)"},
     {"chain_ids", chain_ids, METH_VARARGS,
      "chain_ids(contents, offsets, layout_of, layouts, timestamps, sequence_base, signatures, previous, keep) -> "
@@ -623,6 +871,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_speedups", .m_methods = methods};
 
 PyMODINIT_FUNC PyInit__speedups(void) {
+    for (int v = 0; v < 4096; v++) {
+        unsigned char pair[2] = {B64[v >> 6], B64[v & 63]};
+        memcpy(&B64_PAIRS[v], pair, 2);
+    }
 #ifdef HAVE_SHA_NI
     unsigned a, b, c, d;
     if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_1) && (c & bit_SSSE3) && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&

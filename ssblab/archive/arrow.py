@@ -32,11 +32,12 @@ _ID_TAIL = np.frombuffer(b"=.sha256", dtype=np.uint8)
 _CONTENT_KEY = b'\n  "content": '
 
 
-def id_column(digests: list[bytes]) -> pa.Array:
-    """``%<base64>.sha256`` for each digest, built as one buffer: 52 bytes per id."""
-    n = len(digests)
+def id_column(digests: bytes) -> pa.Array:
+    """``%<base64>.sha256`` for each 32-byte digest of ``digests`` (end to end), built as one buffer: 52 bytes
+    per id."""
+    n = len(digests) // 32
     padded = np.zeros((n, 33), dtype=np.uint8)
-    padded[:, :32] = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(n, 32)
+    padded[:, :32] = np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)
     letters = np.frombuffer(base64.b64encode(padded.tobytes()), dtype=np.uint8).reshape(n, 44)
     out = np.empty((n, 52), dtype=np.uint8)
     out[:, 0] = ord("%")
@@ -68,13 +69,10 @@ def _types(blk: blocks.Block, dicts: Dictionaries) -> pa.Array:
     return names.take(pa.array(np.where(ids < 0, 0, ids), mask=ids < 0))
 
 
-def _previous_column(blk: blocks.Block, digests: list[bytes]) -> pa.Array:
+def _previous_column(blk: blocks.Block, ids: pa.Array) -> pa.Array:
     """Each message's previous id: the block's ``previous`` hash for the first, then the ids before."""
-    if not digests:
-        return pa.nulls(0, pa.string())
-    if blk.previous is None:
-        return pa.concat_arrays([pa.nulls(1, pa.string()), id_column(digests[:-1])])
-    return id_column([blk.previous, *digests[:-1]])
+    first = pa.nulls(1, pa.string()) if blk.previous is None else id_column(blk.previous)
+    return pa.concat_arrays([first, ids.slice(0, len(ids) - 1)])
 
 
 def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndarray, np.ndarray]:
@@ -97,14 +95,14 @@ def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndar
 def block_table(blk: blocks.Block, dicts: Dictionaries, *, valid: bool = False) -> pa.Table:
     """One decoded block as a `MESSAGES_SCHEMA` table."""
     n = blk.sketch.length
-    _, digests = blocks.rebuild_block(blk, dicts, "block", keep=False)
+    ids = id_column(blocks.digests(blk, dicts))
     content, stamps, private = _contents(blk, np.flatnonzero(blk.signature_ids == 0).tolist())
     author = f"@{base64.b64encode(blk.author).decode()}.ed25519"
     columns = [
-        id_column(digests),
+        ids,
         pa.repeat(author, n).cast(pa.string()),
         pa.array(np.arange(blk.sketch.sequence_base, blk.sketch.sequence_base + n, dtype=np.int64)),
-        _previous_column(blk, digests),
+        _previous_column(blk, ids),
         pa.array(stamps, pa.float64()),
         pa.nulls(n, pa.float64()),
         _types(blk, dicts),

@@ -305,7 +305,6 @@ def decode_block(data: bytes, dicts: Dictionaries, where: str = "block") -> Bloc
     stamps = _check_columns(sketch, heads, dicts, deltas, block_types, sig_ids, len(signatures), where)
     skeletons, shared = dicts.chains[SKELETONS].skeleton_table, dicts.chains[TOKENS].shared_pieces
     contents, offsets = text.decode_column(column, n, skeletons, shared)
-    rebuild.check_utf8(contents, offsets, where)
     return Block(sketch, author, previous, last, stamps, block_types, sig_ids, signatures, contents, offsets, heads)
 
 
@@ -330,7 +329,8 @@ def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> 
         raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
     by_order = orders(block, dicts, where)
     if rebuild._speedups is not None:
-        return rebuild.chain_compiled(block, by_order, keep)
+        texts, joined = rebuild.chain_compiled(block, by_order, keep)
+        return texts, [joined[i : i + 32] for i in range(0, len(joined), 32)]
     columns = rebuild.envelope_columns(block)
     a, z = rebuild.block_frames(block, by_order, columns, (block.contents, block.offsets))
     a_bin, z_bin = a, z
@@ -354,6 +354,15 @@ def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> 
         for head, tail, d in zip(a[1:], z[1:], digests, strict=False)
     )
     return out, digests
+
+
+def digests(block: Block, dicts: Dictionaries, where: str = "block") -> bytes:
+    """Each message's sha256 id digest, end to end (32 bytes each): what a table needs, without the texts."""
+    if rebuild._speedups is None:
+        return b"".join(rebuild_block(block, dicts, where, keep=False)[1])
+    if block.dictionaries != dicts.heads:
+        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
+    return rebuild.chain_compiled(block, orders(block, dicts, where), keep=False)[1]
 
 
 def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:

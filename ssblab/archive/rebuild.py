@@ -27,8 +27,6 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ssblab.archive.errors import MalformedArchive
-
 try:
     from ssblab.archive import _speedups
 except ImportError:  # no C compiler at install: the Arrow route gives the same texts and ids
@@ -101,20 +99,6 @@ def binary_form(contents: bytes, offsets: I64) -> tuple[bytes, I64]:
     keep[four + 1] = True  # the low surrogate's byte
     dropped = np.flatnonzero(~keep)
     return out[keep].tobytes(), offsets - np.searchsorted(dropped, offsets)
-
-
-def check_utf8(contents: bytes, offsets: I64, where: str) -> None:
-    """Every row's text is UTF-8: the whole buffer is, and no row starts inside a character."""
-    if contents.isascii():
-        return
-    try:  # V8 escapes lone surrogates, so a signed encoding is always valid UTF-8
-        contents.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MalformedArchive(f"{where}: content is not UTF-8 at byte {exc.start}") from None
-    starts = offsets[:-1][offsets[:-1] < len(contents)]
-    inside = np.flatnonzero((np.frombuffer(contents, dtype=np.uint8)[starts] & 0xC0) == 0x80)
-    if inside.size:
-        raise MalformedArchive(f"{where}: content is not UTF-8 at byte {int(starts[inside[0]])}")
 
 
 @lru_cache(maxsize=64)
@@ -231,8 +215,8 @@ def compiled_layout(order: tuple[str, ...], author: bytes) -> tuple[bytes | int,
     return tuple(p for p in parts if p != b"")
 
 
-def chain_compiled(block: Block, by_order: dict[int, tuple[str, ...]], keep: bool) -> tuple[list[bytes], list[bytes]]:
-    """Every message's text (when ``keep``) and id digest in one C pass: the `frames` and `chain` of the block."""
+def chain_compiled(block: Block, by_order: dict[int, tuple[str, ...]], keep: bool) -> tuple[list[bytes], bytes]:
+    """Every message's text (when ``keep``) and id digest (end to end) in one C pass: `frames` and `chain`."""
     author = b'"@' + base64.b64encode(block.author) + b'.ed25519"'
     idents = sorted(by_order)
     lookup = np.full(max(idents, default=0) + 1, -1, dtype=np.int64)
@@ -243,4 +227,4 @@ def chain_compiled(block: Block, by_order: dict[int, tuple[str, ...]], keep: boo
         block.contents, block.offsets, layout_of, layouts, block.timestamps, block.sketch.sequence_base,
         block.signatures, block.previous, keep,
     )  # fmt: skip
-    return texts or [], [digests[i : i + 32] for i in range(0, len(digests), 32)]
+    return texts or [], digests

@@ -18,11 +18,9 @@ from ssblab.archive import text
 from ssblab.archive.bundle import build_archives
 from ssblab.archive.dictionaries import Dictionaries
 from ssblab.archive.errors import NotArchivable
-from ssblab.core.keys import Keypair
-from ssblab.core.message import Message, create_message
+from ssblab.core.message import Message
 from ssblab.core.private_box import box
-
-KEYPAIR = Keypair.generate(bytes(range(32)))
+from tests.archive.feeds import KEYPAIR, contents, sign_feed
 
 
 def rebuilt(feed: list[Message], block_size: int = 64) -> list[tuple[bytes, str]]:
@@ -32,14 +30,6 @@ def rebuilt(feed: list[Message], block_size: int = 64) -> list[tuple[bytes, str]
         encodings, digests = blocks.encodings(blocks.decode_block(data, dicts), dicts)
         out.extend(zip(encodings, map(blocks.message_ref, digests), strict=True))
     return out
-
-
-def sign_feed(contents: list[Any], timestamps: list[float] | None = None) -> list[Message]:
-    feed: list[Message] = []
-    for i, content in enumerate(contents):
-        stamp = timestamps[i] if timestamps else 1_600_000_000_000 + i
-        feed.append(create_message(KEYPAIR, content, previous=feed[-1] if feed else None, timestamp=stamp))
-    return feed
 
 
 def test_generated_feeds_rebuild_exactly(feeds: list[list[Message]]) -> None:
@@ -66,26 +56,6 @@ def test_dictionaries_are_shared_and_chained(feeds: list[list[Message]]) -> None
         assert new.entries[: len(old.entries)] == old.entries  # ids never change along a chain
     assert len(later[0].dictionaries) <= 6
     assert base_archives[0].bundle.dictionaries == base.heads
-
-
-JSON_LEAF = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
-)
-KEY = st.text(max_size=6) | st.integers(0, 2**33).map(str)  # integer-like keys: V8 moves them first
-JSON = st.recursive(
-    JSON_LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEY, inner, max_size=4), max_leaves=15
-)
-
-
-@st.composite
-def contents(draw: st.DrawFn) -> Any:
-    kind = draw(st.sampled_from(["post", "vote", "git-update", "npm-packages", "x-\u00e9\U0001f600"]))
-    body = draw(st.dictionaries(KEY.filter(lambda k: k != "type"), JSON, max_size=5))
-    return {"type": kind, **body} if draw(st.booleans()) else {**body, "type": kind}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
