@@ -854,9 +854,313 @@ done:
     return result;
 }
 
+/* --- flatten_block ------------------------------------------------------------------------------------------- */
+
+/* Character classes of the text.LEAF and text.TOKEN expressions. */
+static inline int is_b64(unsigned c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+static inline int is_alpha(unsigned c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+static inline int is_digit(unsigned c) { return c >= '0' && c <= '9'; }
+static inline int in_number(unsigned c) { return is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'; }
+
+static int put_bytes(Buf *b, const void *p, size_t len) {
+    if (reserve(b, len) < 0) return -1;
+    put(b, p, len);
+    return 0;
+}
+
+/* text.flatten of one content text: its skeleton into skel, its leaves (each ended by 0x00) onto leaves. The
+ * scan is text.LEAF's, alternative by alternative, at each position in turn (what re.split does). */
+static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *skel, Buf *leaves) {
+    static const char *const WORDS[] = {"true", "false", "null"};
+    skel->len = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t end = 0; /* the end of a leaf candidate starting at i, 0 for none */
+        int key = 0;
+        if (c == '"') {
+            size_t j = i + 1;
+            while (j < n && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+            if (j < n) { /* else unterminated: no match here */
+                end = j + 1;
+                key = end < n && s[end] == ':';
+            }
+        } else if (is_digit(c) || (c == '-' && i + 1 < n && is_digit(s[i + 1]))) {
+            end = i + (c == '-') + 1;
+            while (end < n && in_number(s[end])) end++;
+        } else {
+            for (int w = 0; w < 3 && !end; w++) {
+                size_t len = strlen(WORDS[w]);
+                if (n - i >= len && !memcmp(s + i, WORDS[w], len)) end = i + len;
+            }
+        }
+        if (!end) {
+            if (put_bytes(skel, s + i, 1) < 0) return -1;
+            i++;
+            continue;
+        }
+        if (c == '"' && key && !keys_as_data) { /* a key stays in the skeleton */
+            if (put_bytes(skel, s + i, end + 1 - i) < 0) return -1;
+        } else {
+            int quoted = c == '"';
+            const char *hole = !quoted ? "\0" : key ? "\"\0\":" : "\"\0\"";
+            if (put_bytes(skel, hole, !quoted ? 1 : key ? 4 : 3) < 0 ||
+                put_bytes(leaves, s + i + quoted, end - i - 2 * quoted) < 0 || put_bytes(leaves, "\0", 1) < 0)
+                return -1;
+        }
+        i = end + key;
+    }
+    return 0;
+}
+
+/* The length of the text.TOKEN match at s[i] (the alternatives in order; every byte starts one). run_end caches
+ * where the base64 run holding i ends. */
+static size_t token_at(const unsigned char *s, size_t n, size_t i, size_t *run_end) {
+    unsigned c = s[i];
+    if ((c == '%' || c == '&' || c == '@') && n - i >= 52 && s[i + 44] == '=' && s[i + 45] == '.') {
+        int ok = 1;
+        for (size_t k = 1; k <= 43 && ok; k++) ok = is_b64(s[i + k]);
+        if (ok && !memcmp(s + i + 46, "sha256", 6)) return 52;
+        if (ok && n - i >= 53 && !memcmp(s + i + 46, "ed25519", 7)) return 53;
+    }
+    if (is_b64(c)) {
+        if (i >= *run_end) {
+            *run_end = i;
+            while (*run_end < n && is_b64(s[*run_end])) (*run_end)++;
+        }
+        if (*run_end - i >= 20) {
+            size_t end = *run_end;
+            while (end < n && end < *run_end + 2 && s[end] == '=') end++;
+            return end - i;
+        }
+    }
+    size_t j = i + 1;
+    if (is_alpha(c) || (c == ' ' && j < n && is_alpha(s[j]))) {
+        while (j < n && is_alpha(s[j])) j++;
+    } else if (is_digit(c)) {
+        while (j < n && is_digit(s[j])) j++;
+    } else if (c == '\n' && j < n && s[j] == ' ') {
+        while (j < n && s[j] == ' ') j++;
+    } else if (c >= 0x80) {
+        while (j < n && s[j] >= 0x80) j++;
+    }
+    return j - i;
+}
+
+/* Distinct tokens by their bytes (open addressing; the table holds token index + 1, 0 for empty). */
+typedef struct {
+    uint32_t *slots;
+    size_t mask;
+    size_t *start, *len; /* of each distinct token in the leaf text */
+    int64_t *count;
+    size_t n, cap;
+} Intern;
+
+static inline uint64_t hash_bytes(const unsigned char *p, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    for (size_t k = 0; k < len; k++) h = (h ^ p[k]) * 0x100000001B3ULL;
+    return h ^ (h >> 29);
+}
+
+static int intern_grow(Intern *t, const unsigned char *text) {
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    size_t *start = PyMem_Realloc(t->start, cap * sizeof(size_t)), *len;
+    if (start) t->start = start;
+    len = start ? PyMem_Realloc(t->len, cap * sizeof(size_t)) : NULL;
+    if (len) t->len = len;
+    int64_t *count = len ? PyMem_Realloc(t->count, cap * sizeof(int64_t)) : NULL;
+    if (count) t->count = count;
+    uint32_t *slots = count ? PyMem_Calloc(2 * cap, sizeof(uint32_t)) : NULL;
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(t->slots);
+    t->slots = slots;
+    t->mask = 2 * cap - 1;
+    t->cap = cap;
+    for (size_t k = 0; k < t->n; k++) { /* re-place the tokens so far */
+        size_t h = hash_bytes(text + t->start[k], t->len[k]) & t->mask;
+        while (t->slots[h]) h = (h + 1) & t->mask;
+        t->slots[h] = (uint32_t)(k + 1);
+    }
+    return 0;
+}
+
+/* The index of the token text[start:start+len], added when new; -1 on failure. */
+static int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t len) {
+    if (t->n == t->cap && intern_grow(t, text) < 0) return -1;
+    size_t h = hash_bytes(text + start, len) & t->mask;
+    for (uint32_t at; (at = t->slots[h]); h = (h + 1) & t->mask) {
+        size_t k = at - 1;
+        if (t->len[k] == len && !memcmp(text + t->start[k], text + start, len)) {
+            t->count[k]++;
+            return (int64_t)k;
+        }
+    }
+    t->slots[h] = (uint32_t)(t->n + 1);
+    t->start[t->n] = start, t->len[t->n] = len, t->count[t->n] = 1;
+    return (int64_t)t->n++;
+}
+
+/* flatten_block(contents, keys_as_data) -> (skeletons, distinct tokens, int64 counts, int64 token stream), or
+ * None when a content holds 0x00 (the Python route raises NotArchivable for it). */
+static PyObject *flatten_block(PyObject *self, PyObject *args) {
+    PyObject *contents, *flags;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &contents, &PyList_Type, &flags)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(contents);
+    if (PyList_GET_SIZE(flags) != n) {
+        PyErr_SetString(PyExc_ValueError, "flatten_block: one keys-as-data flag per content");
+        return NULL;
+    }
+    Buf skel = {0}, leaves = {0}, stream = {0};
+    Intern t = {0};
+    PyObject *skeletons = PyList_New(n), *distinct = NULL, *counts = NULL, *ranks = NULL, *result = NULL;
+    if (!skeletons) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *text = PyList_GET_ITEM(contents, i);
+        if (!PyBytes_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "flatten_block: contents must be bytes");
+            goto done;
+        }
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(text);
+        size_t len = PyBytes_GET_SIZE(text);
+        if (memchr(p, 0, len)) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        int keys_as_data = PyObject_IsTrue(PyList_GET_ITEM(flags, i));
+        if (keys_as_data < 0 || flatten_one(p, len, keys_as_data, &skel, &leaves) < 0) goto done;
+        PyObject *item = PyBytes_FromStringAndSize((const char *)skel.data, skel.len);
+        if (!item) goto done;
+        PyList_SET_ITEM(skeletons, i, item);
+    }
+    size_t run_end = 0;
+    for (size_t i = 0; i < leaves.len;) {
+        size_t len = token_at(leaves.data, leaves.len, i, &run_end);
+        int64_t k = intern(&t, leaves.data, i, len);
+        if (k < 0 || reserve(&stream, 8) < 0) goto done;
+        memcpy(stream.data + stream.len, &k, 8);
+        stream.len += 8;
+        i += len;
+    }
+    if (!(distinct = PyList_New(t.n))) goto done;
+    for (size_t k = 0; k < t.n; k++) {
+        PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + t.start[k], t.len[k]);
+        if (!item) goto done;
+        PyList_SET_ITEM(distinct, k, item);
+    }
+    if ((counts = PyBytes_FromStringAndSize((const char *)t.count, 8 * t.n)) &&
+        (ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
+        result = PyTuple_Pack(4, skeletons, distinct, counts, ranks);
+done:
+    Py_XDECREF(skeletons);
+    Py_XDECREF(distinct);
+    Py_XDECREF(counts);
+    Py_XDECREF(ranks);
+    PyMem_Free(skel.data);
+    PyMem_Free(leaves.data);
+    PyMem_Free(stream.data);
+    PyMem_Free(t.slots);
+    PyMem_Free(t.start);
+    PyMem_Free(t.len);
+    PyMem_Free(t.count);
+    return result;
+}
+
+/* --- classify ------------------------------------------------------------------------------------------------ */
+
+static int8_t B64_VALUE[256]; /* -1 for bytes outside the alphabet, filled at import */
+
+/* The bytes of canonical base64 (what b64encode gives back exactly) into raw; -1 when text is not canonical. */
+static Py_ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned char *raw) {
+    if (len % 4) return -1;
+    size_t pad = len && text[len - 1] == '=' ? (len > 1 && text[len - 2] == '=' ? 2 : 1) : 0;
+    uint32_t acc = 0;
+    size_t out = 0;
+    for (size_t k = 0; k < len - pad; k++) {
+        int v = B64_VALUE[text[k]];
+        if (v < 0) return -1;
+        acc = acc << 6 | (uint32_t)v;
+        if (k % 4 == 3) {
+            raw[out++] = acc >> 16, raw[out++] = acc >> 8 & 0xFF, raw[out++] = acc & 0xFF;
+            acc = 0;
+        }
+    }
+    if (pad == 2) { /* 2 letters: 12 bits, the low 4 unused and zero */
+        if (acc & 0xF) return -1;
+        raw[out++] = acc >> 4;
+    } else if (pad == 1) { /* 3 letters: 18 bits, the low 2 unused and zero */
+        if (acc & 0x3) return -1;
+        raw[out++] = acc >> 10, raw[out++] = acc >> 2 & 0xFF;
+    }
+    return (Py_ssize_t)out;
+}
+
+/* text.entry_of: (kind, payload) of a token without the shared dictionary. */
+static PyObject *entry_of(const unsigned char *tok, size_t len, unsigned char *raw) {
+    if (len >= 52 && tok[44] == '=') {
+        for (int kind = MSG_REF; kind <= BLOB_REF; kind++) {
+            size_t suffix = strlen(SUFFIXES[kind]);
+            Py_ssize_t size;
+            if (tok[0] == SIGILS[kind][0] && len == 45 + suffix && !memcmp(tok + 45, SUFFIXES[kind], suffix) &&
+                (size = canonical_b64(tok + 1, 44, raw)) >= 0)
+                return Py_BuildValue("(iy#)", kind, raw, size);
+        }
+    }
+    if (len >= 20 && !memchr(" \n%&@", tok[0], 5)) {
+        Py_ssize_t size = canonical_b64(tok, len, raw);
+        if (size >= 0) return Py_BuildValue("(iy#)", BASE64, raw, size);
+    }
+    return Py_BuildValue("(iy#)", LITERAL, tok, (Py_ssize_t)len);
+}
+
+/* classify(tokens) -> [(kind, payload)] of each token, as text.entry_of gives them. */
+static PyObject *classify(PyObject *self, PyObject *tokens) {
+    if (!PyList_Check(tokens)) {
+        PyErr_SetString(PyExc_TypeError, "classify takes a list of bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    PyObject *out = PyList_New(n);
+    unsigned char *raw = NULL;
+    size_t raw_cap = 0;
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *tok = PyList_GET_ITEM(tokens, i);
+        if (!PyBytes_Check(tok)) {
+            PyErr_SetString(PyExc_TypeError, "classify takes a list of bytes");
+            Py_CLEAR(out);
+            break;
+        }
+        size_t len = PyBytes_GET_SIZE(tok);
+        if (len > raw_cap) {
+            unsigned char *grown = PyMem_Realloc(raw, len);
+            if (!grown) {
+                PyErr_NoMemory();
+                Py_CLEAR(out);
+                break;
+            }
+            raw = grown, raw_cap = len;
+        }
+        PyObject *entry = entry_of((const unsigned char *)PyBytes_AS_STRING(tok), len, raw);
+        if (!entry) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, entry);
+    }
+    PyMem_Free(raw);
+    return out;
+}
+
 /* --- module -------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
+    {"flatten_block", flatten_block, METH_VARARGS,
+     "flatten_block(contents, keys_as_data) -> (skeletons, distinct tokens, int64 counts, int64 token indexes) or "
+     "None"},
+    {"classify", classify, METH_O, "classify(tokens) -> [(kind, payload)] as text.entry_of"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},
     {"decode_column", decode_column, METH_VARARGS,
      "decode_column(parts, n, shared_data, shared_offsets, skeleton_parts_data, skeleton_parts_offsets, first, "
@@ -871,6 +1175,8 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_speedups", .m_methods = methods};
 
 PyMODINIT_FUNC PyInit__speedups(void) {
+    memset(B64_VALUE, -1, sizeof B64_VALUE);
+    for (int v = 0; v < 64; v++) B64_VALUE[(unsigned char)B64[v]] = (int8_t)v;
     for (int v = 0; v < 4096; v++) {
         unsigned char pair[2] = {B64[v >> 6], B64[v & 63]};
         memcpy(&B64_PAIRS[v], pair, 2);

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import flatbuffers
 import flatbuffers.flexbuffers as flex
@@ -61,9 +63,8 @@ class Planned:
     messages: tuple[Message, ...]
     envelopes: tuple[Envelope, ...]
     types: tuple[bytes | None, ...]
-    skeletons: tuple[bytes, ...]
-    leaves: tuple[bytes, ...]
-    tokens: Sequence[bytes]  # the leaves cut by `text.TOKEN`, once for both the dictionaries and the coding
+    skeletons: list[bytes]
+    tokens: text.Tokens  # the leaves cut by `text.TOKEN`, once for both the dictionaries and the coding
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,13 +105,12 @@ def plan(messages: Sequence[Message]) -> Planned:
         envelopes.append(split(msg, author, previous, first + i))
         previous = msg.id
     types = tuple(_type_of(m) for m in messages)
-    flat = [
-        text.flatten(env.content, env.signature is not None and kind is not None and kind.decode() in KEYS_AS_DATA)
+    keys_as_data = [
+        env.signature is not None and kind is not None and kind.decode() in KEYS_AS_DATA
         for env, kind in zip(envelopes, types, strict=True)
     ]
-    leaves = tuple(f[1] for f in flat)
-    tokens = text.TOKEN.findall(b"".join(leaves))
-    return Planned(tuple(messages), tuple(envelopes), types, tuple(f[0] for f in flat), leaves, tokens)
+    skeletons, tokens = text.flatten_block([env.content for env in envelopes], keys_as_data)
+    return Planned(tuple(messages), tuple(envelopes), types, skeletons, tokens)
 
 
 def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[object]]:
@@ -141,11 +141,9 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
 
 
 def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
-    seen: dict[bytes, int] = {}
-    for block in blocks:
-        for tok in dict.fromkeys(block.tokens):
-            seen[tok] = seen.get(tok, 0) + 1
-    entries = [text.shared_entry(tok) for tok, count in seen.items() if count > 1 and tok not in known]
+    seen = Counter(chain.from_iterable(block.tokens.distinct for block in blocks))  # in the order first met
+    repeated = [tok for tok, count in seen.items() if count > 1 and tok not in known]
+    entries = [bytes([kind]) + payload for kind, payload in text.entries_of(repeated)]  # `text.shared_entry`
     return [e for e in entries if len(e) > SHARED_MIN]
 
 

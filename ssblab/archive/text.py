@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -140,6 +139,30 @@ def load_skeleton(stored: bytes) -> bytes:
     return stored[1:] if stored[0] == _PLAIN_SKELETON else _indent(stored[1:], stored[0])
 
 
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """A block's leaf texts cut by `TOKEN`: the distinct tokens (first met first), how often each occurs, and the
+    token sequence as indexes into them."""
+
+    distinct: list[bytes]
+    counts: I64
+    stream: I64
+
+
+def flatten_block(contents: Sequence[bytes], keys_as_data: Sequence[bool]) -> tuple[list[bytes], Tokens]:
+    """`flatten` each content text, and cut the leaf texts of the whole block into tokens."""
+    if _speedups is not None:
+        done = _speedups.flatten_block(list(contents), list(keys_as_data))
+        if done is not None:  # None: a content holds 0x00, which the route below reports
+            skeletons, distinct, counts, stream = done
+            return skeletons, Tokens(distinct, np.frombuffer(counts, np.int64), np.frombuffer(stream, np.int64))
+    flat = [flatten(c, k) for c, k in zip(contents, keys_as_data, strict=True)]
+    index: dict[bytes, int] = {}
+    stream = [index.setdefault(t, len(index)) for t in TOKEN.findall(b"".join(f[1] for f in flat))]
+    counts = np.bincount(np.array(stream, dtype=np.int64), minlength=len(index)).astype(np.int64)
+    return [f[0] for f in flat], Tokens(list(index), counts, np.array(stream, dtype=np.int64))
+
+
 def _canonical_b64(text: bytes) -> bytes | None:
     try:
         raw = base64.b64decode(text, validate=True)
@@ -160,6 +183,11 @@ def entry_of(token: bytes) -> tuple[int, bytes]:
         if raw is not None:
             return BASE64, raw
     return LITERAL, token
+
+
+def entries_of(tokens: list[bytes]) -> list[tuple[int, bytes]]:
+    """`entry_of` of each token."""
+    return _speedups.classify(tokens) if _speedups is not None else [entry_of(tok) for tok in tokens]
 
 
 def token_of(kind: int, payload: bytes) -> bytes:
@@ -186,14 +214,16 @@ def shared_token(entry: bytes) -> bytes:
     return token_of(entry[0], entry[1:])
 
 
-def encode_column(skeleton_ids: Sequence[int], tokens: Sequence[bytes], shared: Mapping[bytes, int]) -> TextColumn:
-    """Code one block's content column from its leaf texts cut by `TOKEN`; ``shared`` maps tokens of the shared
-    TOKEN dictionary to their ids."""
-    counts = Counter(tokens)  # keeps first-appearance order, and `sorted` is stable
-    ranked = sorted(counts, key=counts.__getitem__, reverse=True)
-    rank = {tok: i for i, tok in enumerate(ranked)}
-    entries = [(SHARED, b"") if tok in shared else entry_of(tok) for tok in ranked]
-    ranks = np.fromiter(map(rank.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+def encode_column(skeleton_ids: Sequence[int], tokens: Tokens, shared: Mapping[bytes, int]) -> TextColumn:
+    """Code one block's content column from its tokens; ``shared`` maps tokens of the shared TOKEN dictionary to
+    their ids."""
+    order = np.argsort(-tokens.counts, kind="stable")  # falling count, ties by first appearance
+    ranked = [tokens.distinct[i] for i in order.tolist()]
+    rank_of = np.empty(order.size, dtype=np.int64)
+    rank_of[order] = np.arange(order.size)
+    ranks = rank_of[tokens.stream]
+    own = iter(entries_of([tok for tok in ranked if tok not in shared]))
+    entries = [(SHARED, b"") if tok in shared else next(own) for tok in ranked]
     s = dense.best_s(ranks, len(ranked))
     return TextColumn(
         kinds=bytes(kind for kind, _ in entries),
