@@ -3,7 +3,8 @@
 PyNaCl's ``VerifyKey.verify`` goes through ``crypto_sign_open``, which needs the signature and message
 concatenated and copies the message out again; at one check per message that copying is a measurable share of
 validation. The detached call is the same libsodium code (the same accept/reject decisions as JS sodium-native,
-which a different ed25519 library would not guarantee), reached through cffi on the library PyNaCl ships. Where
+which a different ed25519 library would not guarantee), reached through cffi on the library PyNaCl ships (and
+by address from the compiled `_speedups.verify_signature`, which needs no cffi call per message). Where
 that symbol cannot be loaded, PyNaCl's own API is used.
 """
 
@@ -11,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import nacl.exceptions
 import nacl.signing
 
 
 @cache
-def _detached() -> Callable[[bytes, bytes, int, bytes], int] | None:
+def _library() -> tuple[Any, Any] | None:
+    """(cffi's FFI, ``crypto_sign_verify_detached`` of the libsodium PyNaCl ships), or None."""
     try:
         import cffi
         import nacl._sodium
@@ -25,9 +28,25 @@ def _detached() -> Callable[[bytes, bytes, int, bytes], int] | None:
         ffi = cffi.FFI()
         ffi.cdef("int crypto_sign_verify_detached(const unsigned char *sig, const unsigned char *m,"
                  " unsigned long long mlen, const unsigned char *pk);")
-        return ffi.dlopen(nacl._sodium.__file__).crypto_sign_verify_detached  # type: ignore[no-any-return]
+        return ffi, ffi.dlopen(nacl._sodium.__file__).crypto_sign_verify_detached
     except (ImportError, OSError, AttributeError):
         return None
+
+
+def _detached() -> Callable[[bytes, bytes, int, bytes], int] | None:
+    library = _library()
+    return None if library is None else library[1]  # type: ignore[no-any-return]
+
+
+@cache
+def verify_address() -> int:
+    """The address of ``crypto_sign_verify_detached``, for compiled callers (`_speedups.verify_signature`);
+    0 when it cannot be loaded."""
+    library = _library()
+    if library is None:
+        return 0
+    ffi, function = library
+    return int(ffi.cast("uintptr_t", function))
 
 
 def verify(public_key: bytes, data: bytes, signature: bytes) -> bool:

@@ -12,11 +12,13 @@ parser rejects, so the orjson parse is the strict parse. Anything else goes thro
 `decode_encoded` returns the indented encoding with the value, and skips the compact one when the text already
 is the indented form (an archive's or a store's signed encodings). (Scanning the bytes with regular expressions
 for non-plain numbers and keys instead of walking the value was measured slower: ~5 µs for even one simple
-pattern against ~2 µs for the whole walk on a typical message.)
+pattern against ~2 µs for the whole walk on a typical message.) Where the compiled `_speedups` is built,
+`_speedups.v8_indent` does that proof and writes the indented encoding in one pass over the received text, with
+no walk and no re-encoding; the value still comes from orjson.
 
 Ids hash the encoding *with* the signature through Node's ``Buffer.from(str, "binary")``: the low byte of each
 UTF-16 code unit (ssb-keys test/weird.js). For ASCII text that is the UTF-8 bytes themselves, and for text up to
-U+00FF its latin-1 encoding.
+U+00FF its latin-1 encoding; `_speedups.binary_string` takes the low bytes straight from the UTF-8.
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ from typing import Any
 import orjson
 
 from ssblab.core import v8_json
+from ssblab.core.compiled import speedups as _speedups
 from ssblab.core.errors import InvalidJson
 from ssblab.core.strict_json import parse_json
 
 _MAX_SAFE_INTEGER = 2**53
 _DIGITS = frozenset("0123456789")
 _INDENT_2 = orjson.OPT_INDENT_2
+_JSON_SPACE = b" \t\n\r"
 _SIGNATURE_ENTRY = b',\n  "signature": '
 
 
@@ -148,7 +152,7 @@ _NOT_PLAIN = object()
 
 def _stripped(raw: bytes | str) -> bytes:
     data = raw if type(raw) is bytes else raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
-    return data.strip()
+    return data.strip(_JSON_SPACE)  # bytes.strip() would also drop \x0b and \x0c, which JSON does not allow
 
 
 def _plain_parse(data: bytes, *, indent: bool) -> tuple[Any, bytes]:
@@ -156,8 +160,16 @@ def _plain_parse(data: bytes, *, indent: bool) -> tuple[Any, bytes]:
     parse and plain; ``_NOT_PLAIN`` in place of the value otherwise.
 
     orjson accepts duplicate keys (keeping the last) and ``-0``; when one of its own re-encodings of the value
-    equals the text, the text held neither.
+    equals the text, the text held neither. The compiled pass proves the same of the text itself.
     """
+    if _speedups is not None:
+        encoded = _speedups.v8_indent(data)
+        if encoded is None:
+            return _NOT_PLAIN, b""
+        try:
+            return orjson.loads(data), encoded
+        except orjson.JSONDecodeError:  # cannot happen for text the pass proved strict; the strict path decides
+            return _NOT_PLAIN, b""
     try:
         value = orjson.loads(data)
         if not (_is_plain_dict(value) if type(value) is dict else _is_plain_list((value,))):
@@ -182,6 +194,8 @@ def latin1_hash(encoded: bytes) -> bytes:
 
     ASCII text is its own latin1 form, and text up to U+00FF encodes to latin-1 directly (one unit, one byte).
     """
+    if _speedups is not None:
+        return _sha256(_speedups.binary_string(encoded)).digest()
     if not encoded.isascii():
         text = encoded.decode("utf-8", "surrogatepass")
         try:

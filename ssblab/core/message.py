@@ -15,6 +15,7 @@ import re
 from typing import Any, NamedTuple
 
 from ssblab.core import ed25519
+from ssblab.core.compiled import speedups as _speedups
 from ssblab.core.encoding import decode, decode_encoded, encode, message_id_of, strip_signature, utf16_length
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
 from ssblab.core.keys import Keypair
@@ -144,6 +145,8 @@ def check_shape(msg: Message) -> None:
         InvalidMessage: placed at the message's author and sequence.
     """
     value, encoded = msg.value, msg.encoded
+    if _speedups is not None and len(encoded) <= SIZE_LIMIT and _speedups.classic_shape_ok(value):
+        return  # the compiled common case proved every rule below
     try:
         _check_fields(value)
         # A UTF-16 unit takes at least one UTF-8 byte: only long encodings need counting.
@@ -278,6 +281,13 @@ def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
     """
     value = msg.value
     author = value["author"]
+    if hmac_key is None and _speedups is not None:
+        valid = _speedups.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
+        if valid is True:
+            return
+        if valid is False:
+            raise InvalidMessage(Rule.SIGNATURE, "signature does not verify", author=author,
+                                 sequence=value["sequence"])
     public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
     signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])
     signed = msg.signing_bytes() if hmac_key is None else _signed_bytes(msg.signing_bytes(), hmac_key)

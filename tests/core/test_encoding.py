@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssblab import InvalidJson, parse_json
@@ -29,6 +29,8 @@ numbers = st.one_of(
 texts = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
     ["\u2028", "\x7f", "\x00\x1f", '"\\', "😀", "0", "10", "4294967295", "4294967294", "01", "1a"]
 )
+# The route fixture (conftest.py) stays the same through a test's examples.
+ROUTE_FIXTURE = [HealthCheck.function_scoped_fixture]
 json_values = st.recursive(
     st.none() | st.booleans() | numbers | texts,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
@@ -44,9 +46,9 @@ def test_fast_and_exact_encoders_agree(value: object) -> None:
     assert encode_compact(value) == stringify(value, indent=0).encode("utf-8", "surrogatepass")
 
 
-@given(json_values)
-@settings(max_examples=200)
-def test_decode_roundtrips_compact_and_indented_text(value: object) -> None:
+@given(value=json_values)
+@settings(max_examples=200, suppress_health_check=ROUTE_FIXTURE)
+def test_decode_roundtrips_compact_and_indented_text(value: object, route: str) -> None:
     compact = stringify(value, indent=0).encode()
     for text in (compact, stringify(value).encode(), b"  " + compact + b"\n"):
         parsed, plain = decode(text)
@@ -64,7 +66,7 @@ def test_number_to_string_matches_v8(x: float, js: str) -> None:
     assert number_to_string(x) == js
 
 
-def test_decode_falls_back_on_what_orjson_would_accept_wrongly() -> None:
+def test_decode_falls_back_on_what_orjson_would_accept_wrongly(route: str) -> None:
     # orjson keeps the last duplicate and turns "-0" into 0; the strict parser must see the original text.
     for text in (b'{"a":1,"a":2}', b"[-0]", b'["\\ud800"]'):
         with pytest.raises(InvalidJson):
@@ -80,7 +82,7 @@ def test_is_plain_rejects_what_orjson_formats_differently() -> None:
         assert not is_plain(value)
 
 
-def test_latin1_hash_and_length_follow_javascript() -> None:
+def test_latin1_hash_and_length_follow_javascript(route: str) -> None:
     text = '{"t": "’😀"}'.encode()
     assert utf16_length(text) == 12  # 10 characters; 😀 is two UTF-16 units
     units = '{"t": "’😀"}'.encode("utf-16-le")[0::2]
@@ -88,16 +90,16 @@ def test_latin1_hash_and_length_follow_javascript() -> None:
     assert parse_json(text) == {"t": "’😀"}
 
 
-@given(json_values)
-@settings(max_examples=200)
-def test_decode_encoded_is_decode_then_encode(value: object) -> None:
+@given(value=json_values)
+@settings(max_examples=200, suppress_health_check=ROUTE_FIXTURE)
+def test_decode_encoded_is_decode_then_encode(value: object, route: str) -> None:
     for text in (stringify(value, indent=0).encode(), stringify(value).encode(), b" " + stringify(value).encode()):
         parsed, encoded = decode_encoded(text)
         assert encoded == stringify(value).encode() == encode(decode(text)[0])
         assert parsed == decode(text)[0]
 
 
-def test_decode_encoded_rejects_what_decode_rejects() -> None:
+def test_decode_encoded_rejects_what_decode_rejects(route: str) -> None:
     for text in (b'{"a":1,"a":2}', b"[-0]", b'["\\ud800"]', b'{\n  "a": 1,\n  "a": 2\n}'):
         with pytest.raises(InvalidJson):
             decode_encoded(text)
@@ -106,7 +108,8 @@ def test_decode_encoded_rejects_what_decode_rejects() -> None:
         assert decode_encoded(deep)[1] == stringify(parse_json(deep)).encode()
 
 
-@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8))
-def test_latin1_hash_fast_routes_equal_the_utf16_rule(text: str) -> None:
+@given(text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8))
+@settings(suppress_health_check=ROUTE_FIXTURE)
+def test_latin1_hash_fast_routes_equal_the_utf16_rule(text: str, route: str) -> None:
     data = text.encode()
     assert latin1_hash(data) == hashlib.sha256(text.encode("utf-16-le", "surrogatepass")[0::2]).digest()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ssblab import FeedState, InvalidJson, InvalidMessage, message_id, parse_json, verify_message
-from ssblab.core.encoding import encode, latin1_hash, utf16_length
+from ssblab.core.encoding import decode_encoded, encode, latin1_hash, utf16_length
 from ssblab.core.message import Message, hmac_key_bytes
 from ssblab.core.v8_json import stringify
 from ssblab.core.validate import validate_next
@@ -49,11 +49,12 @@ RULE_OVERRIDES = {"%vt73GeQ0NaJOhaOPLX3mviscFU8hKKVKdruSCNfUKac=.sha256": "autho
 DATASET = optional_json("ssb-validation-dataset/data.json", "ssb-validation-dataset/data.json") or []
 
 
-def _decide(case: dict) -> str | None:
-    """None when valid, else the rule code we reject the message with."""
+def _decide(case: dict, *, from_text: bool = False) -> str | None:
+    """None when valid, else the rule code we reject the message with (``from_text``: received as JSON text)."""
     try:
         key = hmac_key_bytes(case["hmacKey"])
-        msg = Message.from_value(case["message"])
+        value = case["message"]
+        msg = Message.from_json(stringify(value, indent=0)) if from_text else Message.from_value(value)
         state = case["state"]
         head = FeedState(msg.author, state["sequence"], state["id"], state.get("timestamp", 0)) if state else None
         validate_next(head, msg, key)
@@ -63,9 +64,10 @@ def _decide(case: dict) -> str | None:
 
 
 @pytest.mark.parametrize("case", DATASET, ids=[f"{i}-{c['error'] or 'valid'}" for i, c in enumerate(DATASET)])
-def test_validation_dataset(case: dict) -> None:
+def test_validation_dataset(case: dict, route: str) -> None:
     expected = None if case["valid"] else RULE_OVERRIDES.get(case["id"], DATASET_RULES[case["error"]])
     assert _decide(case) == expected
+    assert _decide(case, from_text=True) == expected
     if case["id"] and isinstance(case["message"], dict):
         assert message_id(case["message"]) == case["id"]
 
@@ -82,7 +84,7 @@ def _legacy(folder: str) -> list[Path]:
     return sorted(p for p in root.iterdir() if "." not in p.name) if root.exists() else []
 
 
-def test_legacy_yay_signing_length_hash() -> None:
+def test_legacy_yay_signing_length_hash(route: str) -> None:
     cases = _legacy("yay")
     if not cases:
         pytest.skip("../shared/vectors/legacy-value-testdata is absent")
@@ -90,6 +92,7 @@ def test_legacy_yay_signing_length_hash() -> None:
         value = parse_json(path.read_bytes())
         expected = path.with_name(path.name + ".json_signing").read_bytes()
         assert encode(value) == expected, path.name
+        assert decode_encoded(path.read_bytes())[1] == expected, path.name
         assert stringify(value).encode("utf-8", "surrogatepass") == expected, path.name
         assert utf16_length(expected) == int(path.with_name(path.name + ".length").read_text())
         assert latin1_hash(expected) == path.with_name(path.name + ".sha256").read_bytes(), path.name
@@ -102,7 +105,7 @@ NAY_CODES = {"syntax": "json-syntax", "surrogate": "json-surrogate", "duplicate"
 
 
 @pytest.mark.parametrize("folder", sorted(NAY_CODES))
-def test_legacy_nay_rejected(folder: str) -> None:
+def test_legacy_nay_rejected(folder: str, route: str) -> None:
     cases = _legacy(folder)
     if not cases:
         pytest.skip("../shared/vectors/legacy-value-testdata is absent")
@@ -111,6 +114,8 @@ def test_legacy_nay_rejected(folder: str) -> None:
         with pytest.raises(InvalidJson) as info:
             parse_json(path.read_bytes())
         codes.add(info.value.code)
+        with pytest.raises(InvalidJson):
+            decode_encoded(path.read_bytes())
     assert codes <= {NAY_CODES[folder], "json-syntax"}
 
 

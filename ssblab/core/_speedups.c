@@ -1,0 +1,628 @@
+/* Compiled fast paths of ssblab.core.encoding; the pure-Python routes give the same bytes (tests compare them).
+ *
+ * v8_indent(text) turns received JSON text straight into JSON.stringify(JSON.parse(text), null, 2) as UTF-8,
+ * in one pass and without building a value, when it can prove the result: the text is strict JSON as SSB
+ * reads it (no duplicate keys, no lone surrogates, valid UTF-8) and "plain" in the sense of encoding.py (no
+ * key that may be an array index, integers within 2**53 and not -0, non-integral floats in [1e-4, 1e15)
+ * written in their shortest form, which is where Python's repr and V8 agree digit for digit). Anything else
+ * returns None and the caller takes the exact route. The proof also makes orjson's parse of the same text the
+ * strict parse, so the caller may use orjson for the value.
+ *
+ * binary_string(encoded) is Node's Buffer.from(text, "binary") of UTF-8 text: the low byte of each UTF-16
+ * code unit, what a message id hashes.
+ *
+ * classic_shape_ok(value) and verify_signature(...) are the common case of message.py's shape rules and
+ * signature check: True when they prove the message passes; anything else goes to the Python rules, which
+ * decide and name the error.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define MAX_DEPTH 200       /* orjson parses 254 levels; deeper text takes the exact route */
+#define MAX_KEYS 256        /* keys in one object; the duplicate check is quadratic, bigger objects go exact */
+#define MAX_NUMBER_TEXT 40  /* a shortest float repr has at most 17 digits plus sign, point and exponent */
+
+typedef struct {
+    const unsigned char *at, *end; /* the unread input */
+    unsigned char *out;            /* the encoding so far */
+    size_t len, cap;
+    size_t *keys; /* (offset, length) pairs of the open objects' keys in `out`, innermost last */
+    size_t nkeys, keys_cap;
+} Pass;
+
+typedef enum { OK = 0, BAIL = 1, NO_MEMORY = 2 } Status;
+
+/* Bytes a string copies unchanged: printable ASCII but the quote and the backslash. */
+static unsigned char plain_byte[256];
+
+static void init_tables(void) {
+    for (unsigned c = 0x20; c < 0x80; c++) plain_byte[c] = c != '"' && c != '\\';
+}
+
+static Status reserve(Pass *p, size_t extra) {
+    if (p->len + extra <= p->cap) return OK;
+    size_t cap = p->cap * 2;
+    while (cap < p->len + extra) cap *= 2;
+    unsigned char *grown = PyMem_Realloc(p->out, cap);
+    if (!grown) return NO_MEMORY;
+    p->out = grown;
+    p->cap = cap;
+    return OK;
+}
+
+static void put(Pass *p, const char *bytes, size_t n) { /* after reserve */
+    memcpy(p->out + p->len, bytes, n);
+    p->len += n;
+}
+
+static Status newline(Pass *p, int depth) {
+    size_t n = 1 + 2 * (size_t)depth;
+    if (reserve(p, n)) return NO_MEMORY;
+    p->out[p->len] = '\n';
+    memset(p->out + p->len + 1, ' ', n - 1);
+    p->len += n;
+    return OK;
+}
+
+/* Past the run of plain_byte bytes at s; sixteen at a time where SSE2 is there (every x86-64). */
+static const unsigned char *plain_run(const unsigned char *s, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (end - s >= 16) {
+        __m128i chunk = _mm_loadu_si128((const __m128i *)s);
+        /* signed compare: bytes from 0x80 up are negative, so "less than 0x20" also finds non-ASCII */
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)),
+                                    _mm_cmplt_epi8(chunk, space));
+        int mask = _mm_movemask_epi8(stop);
+        if (mask) return s + __builtin_ctz((unsigned)mask);
+        s += 16;
+    }
+#endif
+    while (s < end && plain_byte[*s]) s++;
+    return s;
+}
+
+static void skip_space(Pass *p) {
+    while (p->at < p->end && (*p->at == ' ' || *p->at == '\n' || *p->at == '\r' || *p->at == '\t')) p->at++;
+}
+
+static int hex4(const unsigned char *s, unsigned *unit) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned c = s[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return 0;
+        v = v * 16 + d;
+    }
+    *unit = v;
+    return 1;
+}
+
+/* A code point as V8 writes it inside a string: short escapes, \u00xx for other controls, UTF-8 otherwise. */
+static void put_code_point(Pass *p, unsigned cp) { /* after reserve(6) */
+    static const char hex[] = "0123456789abcdef";
+    unsigned char *o = p->out + p->len;
+    if (cp < 0x20 || cp == '"' || cp == '\\') {
+        char short_form = cp == '"' ? '"' : cp == '\\' ? '\\' : cp == '\b' ? 'b' : cp == '\f' ? 'f'
+                        : cp == '\n' ? 'n' : cp == '\r' ? 'r' : cp == '\t' ? 't' : 0;
+        if (short_form) {
+            o[0] = '\\', o[1] = (unsigned char)short_form, p->len += 2;
+        } else {
+            memcpy(o, "\\u00", 4), o[4] = (unsigned char)hex[cp >> 4], o[5] = (unsigned char)hex[cp & 15];
+            p->len += 6;
+        }
+    } else if (cp < 0x80) {
+        o[0] = (unsigned char)cp, p->len += 1;
+    } else if (cp < 0x800) {
+        o[0] = (unsigned char)(0xC0 | cp >> 6), o[1] = (unsigned char)(0x80 | (cp & 0x3F)), p->len += 2;
+    } else if (cp < 0x10000) {
+        o[0] = (unsigned char)(0xE0 | cp >> 12), o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        o[2] = (unsigned char)(0x80 | (cp & 0x3F)), p->len += 3;
+    } else {
+        o[0] = (unsigned char)(0xF0 | cp >> 18), o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+        o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F)), o[3] = (unsigned char)(0x80 | (cp & 0x3F)), p->len += 4;
+    }
+}
+
+/* The length of the valid UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF) at s, or 0. */
+static size_t utf8_sequence(const unsigned char *s, const unsigned char *end) {
+    unsigned c = s[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c == 0xE0) n = 3, lo = 0xA0;
+    else if (c == 0xED) n = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) n = 3;
+    else if (c == 0xF0) n = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    else if (c == 0xF4) n = 4, hi = 0x8F;
+    else return 0;
+    if ((size_t)(end - s) < n || s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* A string (p->at is past the opening quote), written in V8's escaping. */
+static Status string(Pass *p) {
+    if (reserve(p, 1)) return NO_MEMORY;
+    put(p, "\"", 1);
+    for (;;) {
+        const unsigned char *run = p->at; /* copy plain ASCII in one go */
+        p->at = plain_run(p->at, p->end);
+        size_t n = (size_t)(p->at - run);
+        if (reserve(p, n + 8)) return NO_MEMORY;
+        put(p, (const char *)run, n);
+        if (p->at >= p->end) return BAIL;
+        unsigned c = *p->at;
+        if (c == '"') {
+            p->at++;
+            put(p, "\"", 1);
+            return OK;
+        }
+        if (c < 0x20) return BAIL; /* a raw control character: not JSON */
+        if (c >= 0x80) {
+            size_t len = utf8_sequence(p->at, p->end);
+            if (!len) return BAIL;
+            put(p, (const char *)p->at, len);
+            p->at += len;
+            continue;
+        }
+        /* an escape */
+        if (p->end - p->at < 2) return BAIL;
+        unsigned e = p->at[1];
+        p->at += 2;
+        unsigned cp;
+        switch (e) {
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case '/': cp = '/'; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u':
+            if (p->end - p->at < 4 || !hex4(p->at, &cp)) return BAIL;
+            p->at += 4;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) return BAIL; /* a lone low surrogate */
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                unsigned low;
+                if (p->end - p->at < 6 || p->at[0] != '\\' || p->at[1] != 'u' || !hex4(p->at + 2, &low)
+                    || low < 0xDC00 || low > 0xDFFF)
+                    return BAIL; /* a lone high surrogate */
+                p->at += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            }
+            break;
+        default: return BAIL;
+        }
+        put_code_point(p, cp);
+    }
+}
+
+/* A number token, kept only when V8 would write it unchanged (see the file's comment). */
+static Status number(Pass *p) {
+    const unsigned char *start = p->at, *s = p->at;
+    int negative = 0, integral = 1;
+    if (s < p->end && *s == '-') s++, negative = 1;
+    const unsigned char *digits = s;
+    if (s < p->end && *s == '0') s++;
+    else if (s < p->end && *s >= '1' && *s <= '9')
+        while (s < p->end && *s >= '0' && *s <= '9') s++;
+    else return BAIL;
+    size_t int_digits = (size_t)(s - digits);
+    if (s < p->end && *s == '.') {
+        integral = 0, s++;
+        const unsigned char *fraction = s;
+        while (s < p->end && *s >= '0' && *s <= '9') s++;
+        if (s == fraction) return BAIL;
+    }
+    if (s < p->end && (*s == 'e' || *s == 'E')) {
+        integral = 0, s++;
+        if (s < p->end && (*s == '+' || *s == '-')) s++;
+        const unsigned char *exponent = s;
+        while (s < p->end && *s >= '0' && *s <= '9') s++;
+        if (s == exponent) return BAIL;
+    }
+    size_t n = (size_t)(s - start);
+    if (integral) {
+        if (int_digits > 16) return BAIL;
+        uint64_t v = 0;
+        for (const unsigned char *d = digits; d < s; d++) v = v * 10 + (uint64_t)(*d - '0');
+        if (v > (UINT64_C(1) << 53) || (negative && v == 0)) return BAIL; /* past 2**53, or -0 */
+    } else {
+        char text[MAX_NUMBER_TEXT + 1];
+        if (n > MAX_NUMBER_TEXT) return BAIL;
+        memcpy(text, start, n);
+        text[n] = 0;
+        double x = PyOS_string_to_double(text, NULL, NULL);
+        if (x == -1.0 && PyErr_Occurred()) return NO_MEMORY;
+        double magnitude = fabs(x);
+        if (!(magnitude >= 1e-4 && magnitude < 1e15) || x == floor(x)) return BAIL;
+        char *shortest = PyOS_double_to_string(x, 'r', 0, 0, NULL);
+        if (!shortest) return NO_MEMORY;
+        int same = strlen(shortest) == n && memcmp(shortest, text, n) == 0;
+        PyMem_Free(shortest);
+        if (!same) return BAIL;
+    }
+    if (reserve(p, n)) return NO_MEMORY;
+    put(p, (const char *)start, n);
+    p->at = s;
+    return OK;
+}
+
+static Status value(Pass *p, int depth);
+
+static Status push_key(Pass *p, size_t offset, size_t length) {
+    if (p->nkeys + 2 > p->keys_cap) {
+        size_t cap = p->keys_cap ? p->keys_cap * 2 : 64;
+        size_t *grown = PyMem_Realloc(p->keys, cap * sizeof *grown);
+        if (!grown) return NO_MEMORY;
+        p->keys = grown, p->keys_cap = cap;
+    }
+    p->keys[p->nkeys++] = offset;
+    p->keys[p->nkeys++] = length;
+    return OK;
+}
+
+/* An object's members (p->at is past the '{'): keys in their order, none twice, none starting with a digit. */
+static Status object(Pass *p, int depth) {
+    skip_space(p);
+    if (p->at < p->end && *p->at == '}') {
+        p->at++;
+        if (reserve(p, 2)) return NO_MEMORY;
+        put(p, "{}", 2);
+        return OK;
+    }
+    if (reserve(p, 1)) return NO_MEMORY;
+    put(p, "{", 1);
+    size_t first_key = p->nkeys;
+    Status status;
+    for (;;) {
+        if ((status = newline(p, depth + 1))) return status;
+        if (p->at >= p->end || *p->at != '"') return BAIL;
+        p->at++;
+        size_t key_at = p->len;
+        if ((status = string(p))) return status;
+        size_t key_len = p->len - key_at;
+        unsigned first = p->out[key_at + 1];
+        if (first >= '0' && first <= '9') return BAIL; /* maybe an array index, which V8 moves first */
+        /* Equal strings have equal escaped forms, so comparing the written keys finds duplicates. */
+        if ((p->nkeys - first_key) / 2 >= MAX_KEYS) return BAIL;
+        for (size_t k = first_key; k < p->nkeys; k += 2)
+            if (p->keys[k + 1] == key_len && memcmp(p->out + p->keys[k], p->out + key_at, key_len) == 0)
+                return BAIL;
+        if ((status = push_key(p, key_at, key_len))) return status;
+        skip_space(p);
+        if (p->at >= p->end || *p->at != ':') return BAIL;
+        p->at++;
+        skip_space(p);
+        if (reserve(p, 2)) return NO_MEMORY;
+        put(p, ": ", 2);
+        if ((status = value(p, depth + 1))) return status;
+        skip_space(p);
+        if (p->at >= p->end) return BAIL;
+        if (*p->at == ',') {
+            p->at++;
+            skip_space(p);
+            if (reserve(p, 1)) return NO_MEMORY;
+            put(p, ",", 1);
+            continue;
+        }
+        if (*p->at != '}') return BAIL;
+        p->at++;
+        p->nkeys = first_key;
+        if ((status = newline(p, depth))) return status;
+        if (reserve(p, 1)) return NO_MEMORY;
+        put(p, "}", 1);
+        return OK;
+    }
+}
+
+static Status array(Pass *p, int depth) {
+    skip_space(p);
+    if (p->at < p->end && *p->at == ']') {
+        p->at++;
+        if (reserve(p, 2)) return NO_MEMORY;
+        put(p, "[]", 2);
+        return OK;
+    }
+    if (reserve(p, 1)) return NO_MEMORY;
+    put(p, "[", 1);
+    Status status;
+    for (;;) {
+        if ((status = newline(p, depth + 1))) return status;
+        if ((status = value(p, depth + 1))) return status;
+        skip_space(p);
+        if (p->at >= p->end) return BAIL;
+        if (*p->at == ',') {
+            p->at++;
+            skip_space(p);
+            if (reserve(p, 1)) return NO_MEMORY;
+            put(p, ",", 1);
+            continue;
+        }
+        if (*p->at != ']') return BAIL;
+        p->at++;
+        if ((status = newline(p, depth))) return status;
+        if (reserve(p, 1)) return NO_MEMORY;
+        put(p, "]", 1);
+        return OK;
+    }
+}
+
+static Status literal(Pass *p, const char *word, size_t n) {
+    if ((size_t)(p->end - p->at) < n || memcmp(p->at, word, n) != 0) return BAIL;
+    p->at += n;
+    if (reserve(p, n)) return NO_MEMORY;
+    put(p, word, n);
+    return OK;
+}
+
+static Status value(Pass *p, int depth) {
+    if (depth > MAX_DEPTH || p->at >= p->end) return BAIL;
+    switch (*p->at) {
+    case '"': p->at++; return string(p);
+    case '{': p->at++; return object(p, depth);
+    case '[': p->at++; return array(p, depth);
+    case 't': return literal(p, "true", 4);
+    case 'f': return literal(p, "false", 5);
+    case 'n': return literal(p, "null", 4);
+    default: return number(p);
+    }
+}
+
+static PyObject *v8_indent(PyObject *module, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "v8_indent takes bytes");
+        return NULL;
+    }
+    const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(arg);
+    size_t n = (size_t)PyBytes_GET_SIZE(arg);
+    Pass p = {.at = text, .end = text + n, .cap = n + n / 2 + 64};
+    p.out = PyMem_Malloc(p.cap);
+    if (!p.out) return PyErr_NoMemory();
+    skip_space(&p);
+    Status status = value(&p, 0);
+    skip_space(&p);
+    if (status == OK && p.at != p.end) status = BAIL; /* text after the value */
+    PyObject *result;
+    if (status == OK) result = PyBytes_FromStringAndSize((const char *)p.out, (Py_ssize_t)p.len);
+    else if (status == BAIL) result = Py_NewRef(Py_None);
+    else result = PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    PyMem_Free(p.out);
+    PyMem_Free(p.keys);
+    return result;
+}
+
+/* Node's "binary" encoding keeps the low byte of each UTF-16 unit. The input is our own encoder's UTF-8,
+ * which may carry lone surrogates (written as "surrogatepass" three-byte forms); each becomes one unit. */
+static PyObject *binary_string(PyObject *module, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "binary_string takes bytes");
+        return NULL;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg), i = 0;
+    for (uint64_t word; i + 8 <= n; i += 8) {
+        memcpy(&word, s + i, 8);
+        if (word & UINT64_C(0x8080808080808080)) break;
+    }
+    while (i < n && s[i] < 0x80) i++;
+    if (i == n) return Py_NewRef(arg); /* ASCII is its own binary string */
+    PyObject *result = PyBytes_FromStringAndSize(NULL, n); /* never longer than the UTF-8 */
+    if (!result) return NULL;
+    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(result);
+    memcpy(o, s, (size_t)i);
+    Py_ssize_t k = i;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            o[k++] = (unsigned char)c, i++;
+        } else if (c >= 0xC2 && c <= 0xDF && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
+            o[k++] = (unsigned char)((c << 6 | (s[i + 1] & 0x3F)) & 0xFF), i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+            o[k++] = (unsigned char)(((s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F)) & 0xFF), i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4 && i + 3 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80
+                   && (s[i + 3] & 0xC0) == 0x80) {
+            unsigned cp = (c & 0x07) << 18 | (s[i + 1] & 0x3Fu) << 12 | (s[i + 2] & 0x3Fu) << 6 | (s[i + 3] & 0x3Fu);
+            unsigned offset = cp - 0x10000;
+            o[k++] = (unsigned char)((0xD800 + (offset >> 10)) & 0xFF);
+            o[k++] = (unsigned char)((0xDC00 + (offset & 0x3FF)) & 0xFF);
+            i += 4;
+        } else {
+            Py_DECREF(result);
+            PyErr_Format(PyExc_ValueError, "not UTF-8 at byte %zd", i);
+            return NULL;
+        }
+    }
+    if (_PyBytes_Resize(&result, k) < 0) return NULL;
+    return result;
+}
+
+/* ---- the shape rules' common case ---- */
+
+static signed char b64_value[256]; /* standard base64 alphabet, -1 elsewhere */
+
+static void init_b64(void) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    memset(b64_value, -1, sizeof b64_value);
+    for (int i = 0; i < 64; i++) b64_value[(unsigned char)alphabet[i]] = (signed char)i;
+}
+
+/* Decode canonical standard base64 (padded, zero bits under the padding) into out; the byte count or -1. */
+static Py_ssize_t canonical_b64(const char *s, Py_ssize_t n, unsigned char *out) {
+    if (n == 0 || n % 4) return -1;
+    Py_ssize_t pad = s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0, k = 0;
+    for (Py_ssize_t i = 0; i < n; i += 4) {
+        int last = i + 4 == n, v[4];
+        for (int j = 0; j < 4; j++) {
+            if (last && j >= 4 - pad) v[j] = 0;
+            else if ((v[j] = b64_value[(unsigned char)s[i + j]]) < 0) return -1;
+        }
+        uint32_t group = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+        if (last && pad == 2 && (group & 0xFFFF)) return -1; /* bits under the padding */
+        if (last && pad == 1 && (group & 0xFF)) return -1;
+        if (out) {
+            out[k] = (unsigned char)(group >> 16);
+            if (!(last && pad == 2)) out[k + 1] = (unsigned char)(group >> 8);
+            if (!(last && pad)) out[k + 2] = (unsigned char)group;
+        }
+        k += last ? 3 - pad : 3;
+    }
+    return k;
+}
+
+/* ASCII text of an exact str (NULL otherwise), and its length. */
+static const char *ascii_of(PyObject *text, Py_ssize_t *n) {
+    if (!PyUnicode_CheckExact(text) || !PyUnicode_IS_ASCII(text)) return NULL;
+    *n = PyUnicode_GET_LENGTH(text);
+    return (const char *)PyUnicode_DATA(text);
+}
+
+/* sigil + canonical base64 of `size` bytes + suffix, decoded into out (may be NULL). */
+static int is_ref(PyObject *text, char sigil, const char *suffix, Py_ssize_t size, unsigned char *out) {
+    Py_ssize_t n, tail = (Py_ssize_t)strlen(suffix), body = (size + 2) / 3 * 4;
+    const char *s = ascii_of(text, &n);
+    return s && n == 1 + body + tail && s[0] == sigil && memcmp(s + 1 + body, suffix, (size_t)tail) == 0
+        && canonical_b64(s + 1, body, out) == size;
+}
+
+/* <canonical base64 of 64 bytes>.sig.ed25519, decoded into out (may be NULL). */
+static int is_signature(PyObject *text, unsigned char *out) {
+    Py_ssize_t n;
+    const char *s = ascii_of(text, &n);
+    return s && n == 100 && memcmp(s + 88, ".sig.ed25519", 12) == 0 && canonical_b64(s, 88, out) == 64;
+}
+
+static PyObject *key_orders[2][7], *type_key;
+
+static int init_orders(void) {
+    static const char *orders[2][7] = {
+        {"previous", "author", "sequence", "timestamp", "hash", "content", "signature"},
+        {"previous", "sequence", "author", "timestamp", "hash", "content", "signature"},
+    };
+    if (!(type_key = PyUnicode_InternFromString("type"))) return -1;
+    for (int o = 0; o < 2; o++)
+        for (int k = 0; k < 7; k++)
+            if (!(key_orders[o][k] = PyUnicode_InternFromString(orders[o][k]))) return -1;
+    return 0;
+}
+
+static int key_is(PyObject *key, PyObject *expected) {
+    return key == expected || (PyUnicode_CheckExact(key) && PyUnicode_Compare(key, expected) == 0);
+}
+
+static int is_int32(PyObject *x) {
+    if (!PyLong_CheckExact(x)) return 0;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+    return !overflow && v >= -2147483648LL && v < 2147483648LL;
+}
+
+static int is_boxed(PyObject *content) { /* "<canonical base64>.box…" */
+    Py_ssize_t n;
+    const char *s = ascii_of(content, &n);
+    if (!s) return 0;
+    const char *dot = memchr(s, '.', (size_t)n);
+    if (!dot || dot == s || s + n - dot < 4 || memcmp(dot, ".box", 4) != 0) return 0;
+    return canonical_b64(s, dot - s, NULL) >= 0;
+}
+
+static int content_ok(PyObject *content) {
+    if (!PyDict_CheckExact(content)) return is_boxed(content);
+    PyObject *kind = PyDict_GetItemWithError(content, type_key); /* borrowed; no error: the key is a str */
+    Py_ssize_t n;
+    return kind && ascii_of(kind, &n) && n >= 3 && n <= 52;
+}
+
+static PyObject *classic_shape_ok(PyObject *module, PyObject *value) {
+    if (!PyDict_CheckExact(value) || PyDict_GET_SIZE(value) != 7) Py_RETURN_FALSE;
+    PyObject *key, *item, *field[7];
+    Py_ssize_t pos = 0;
+    int order = 0;
+    for (int k = 0; PyDict_Next(value, &pos, &key, &item); k++) {
+        if (k == 1) order = key_is(key, key_orders[1][1]);
+        if (!key_is(key, key_orders[order][k])) Py_RETURN_FALSE;
+        field[k] = item;
+    }
+    PyObject *author = field[order ? 2 : 1], *sequence = field[order ? 1 : 2];
+    PyObject *previous = field[0], *timestamp = field[3], *hash = field[4], *content = field[5];
+    Py_ssize_t n;
+    const char *hash_text = ascii_of(hash, &n);
+    int ok = (previous == Py_None || is_ref(previous, '%', ".sha256", 32, NULL))
+        && is_ref(author, '@', ".ed25519", 32, NULL) && is_int32(sequence)
+        && (PyLong_CheckExact(timestamp) || PyFloat_CheckExact(timestamp))
+        && hash_text && n == 6 && memcmp(hash_text, "sha256", 6) == 0 && content_ok(content)
+        && is_signature(field[6], NULL);
+    return PyBool_FromLong(ok);
+}
+
+/* ---- the signature check ---- */
+
+typedef int (*VerifyDetached)(const unsigned char *sig, const unsigned char *m, unsigned long long mlen,
+                              const unsigned char *pk);
+
+static const char SIGNATURE_ENTRY[] = ",\n  \"signature\": ";
+
+/* verify_signature(verify_address, encoded, author, signature): libsodium's crypto_sign_verify_detached (at
+ * verify_address) over the signing bytes, which are the encoding without its last entry when that entry is
+ * the top-level signature. True or False; None when the arguments are not a well-formed classic message's. */
+static PyObject *verify_signature(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "verify_signature(verify_address, encoded: bytes, author, signature)");
+        return NULL;
+    }
+    VerifyDetached verify = (VerifyDetached)PyLong_AsVoidPtr(args[0]);
+    if (!verify) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    unsigned char public_key[33], signature[66];
+    if (!is_ref(args[2], '@', ".ed25519", 32, public_key) || !is_signature(args[3], signature)) Py_RETURN_NONE;
+    const char *sig_text = (const char *)PyUnicode_DATA(args[3]);
+    const char *encoded = PyBytes_AS_STRING(args[1]);
+    Py_ssize_t length = PyBytes_GET_SIZE(args[1]), entry = (Py_ssize_t)sizeof SIGNATURE_ENTRY - 1;
+    /* ,\n  "signature": "…"\n}  -- the entry's own text is fixed by the signature */
+    Py_ssize_t at = length - (entry + 102 + 2);
+    if (at < 1 || memcmp(encoded + at, SIGNATURE_ENTRY, (size_t)entry) != 0 || encoded[at + entry] != '"'
+        || memcmp(encoded + at + entry + 1, sig_text, 100) != 0 || memcmp(encoded + length - 3, "\"\n}", 3) != 0)
+        Py_RETURN_NONE;
+    unsigned char stack[8192], *signed_bytes = (size_t)at + 2 <= sizeof stack ? stack : PyMem_Malloc((size_t)at + 2);
+    if (!signed_bytes) return PyErr_NoMemory();
+    memcpy(signed_bytes, encoded, (size_t)at);
+    memcpy(signed_bytes + at, "\n}", 2);
+    int valid = verify(signature, signed_bytes, (unsigned long long)at + 2, public_key) == 0;
+    if (signed_bytes != stack) PyMem_Free(signed_bytes);
+    return PyBool_FromLong(valid);
+}
+
+static PyMethodDef methods[] = {
+    {"classic_shape_ok", classic_shape_ok, METH_O,
+     "True when a message value passes every shape rule (size aside) by the common route; False: ask Python."},
+    {"verify_signature", (PyCFunction)(void (*)(void))verify_signature, METH_FASTCALL,
+     "verify_signature(verify_address, encoded, author, signature) -> bool, or None: ask Python."},
+    {"v8_indent", v8_indent, METH_O,
+     "JSON.stringify(JSON.parse(text), null, 2) as UTF-8 bytes when provably exact and strict, else None."},
+    {"binary_string", binary_string, METH_O,
+     "Buffer.from(text, 'binary') of UTF-8 text: the low byte of each UTF-16 code unit."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_speedups", .m_doc = NULL, .m_size = 0, .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    init_tables();
+    init_b64();
+    if (init_orders() < 0) return NULL;
+    return PyModule_Create(&module);
+}
