@@ -857,9 +857,9 @@ done:
 /* --- flatten_block ------------------------------------------------------------------------------------------- */
 
 /* Character classes of the text.LEAF and text.TOKEN expressions. */
-static inline int is_b64(unsigned c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
+static int8_t B64_VALUE[256]; /* -1 for bytes outside the base64 alphabet, filled at import */
+
+static inline int is_b64(unsigned c) { return B64_VALUE[c] >= 0; }
 static inline int is_alpha(unsigned c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 static inline int is_digit(unsigned c) { return c >= '0' && c <= '9'; }
 static inline int in_number(unsigned c) { return is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'; }
@@ -870,18 +870,34 @@ static int put_bytes(Buf *b, const void *p, size_t len) {
     return 0;
 }
 
+static unsigned char LEAF_START[256]; /* the bytes a text.LEAF match can start with, filled at import */
+
 /* text.flatten of one content text: its skeleton into skel, its leaves (each ended by 0x00) onto leaves. The
  * scan is text.LEAF's, alternative by alternative, at each position in turn (what re.split does). */
 static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *skel, Buf *leaves) {
-    static const char *const WORDS[] = {"true", "false", "null"};
     skel->len = 0;
     for (size_t i = 0; i < n;) {
+        size_t run = i; /* bytes that cannot start a leaf go to the skeleton in one copy */
+        while (run < n && !LEAF_START[s[run]]) run++;
+        if (run > i) {
+            if (put_bytes(skel, s + i, run - i) < 0) return -1;
+            i = run;
+            continue;
+        }
         unsigned c = s[i];
         size_t end = 0; /* the end of a leaf candidate starting at i, 0 for none */
         int key = 0;
         if (c == '"') {
-            size_t j = i + 1;
-            while (j < n && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+            size_t j = i + 1; /* the first quote not escaped by a backslash */
+            for (;;) {
+                const unsigned char *quote = j < n ? memchr(s + j, '"', n - j) : NULL;
+                const unsigned char *slash = quote ? memchr(s + j, '\\', quote - (s + j)) : NULL;
+                if (!quote || !slash) {
+                    j = quote ? (size_t)(quote - s) : n;
+                    break;
+                }
+                j = slash - s + 2;
+            }
             if (j < n) { /* else unterminated: no match here */
                 end = j + 1;
                 key = end < n && s[end] == ':';
@@ -889,11 +905,10 @@ static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *
         } else if (is_digit(c) || (c == '-' && i + 1 < n && is_digit(s[i + 1]))) {
             end = i + (c == '-') + 1;
             while (end < n && in_number(s[end])) end++;
-        } else {
-            for (int w = 0; w < 3 && !end; w++) {
-                size_t len = strlen(WORDS[w]);
-                if (n - i >= len && !memcmp(s + i, WORDS[w], len)) end = i + len;
-            }
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+            size_t len = strlen(word);
+            if (n - i >= len && !memcmp(s + i, word, len)) end = i + len;
         }
         if (!end) {
             if (put_bytes(skel, s + i, 1) < 0) return -1;
@@ -957,10 +972,19 @@ typedef struct {
     size_t n, cap;
 } Intern;
 
-static inline uint64_t hash_bytes(const unsigned char *p, size_t len) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
-    for (size_t k = 0; k < len; k++) h = (h ^ p[k]) * 0x100000001B3ULL;
-    return h ^ (h >> 29);
+static inline uint64_t hash_bytes(const unsigned char *p, size_t len) { /* 8 bytes a step */
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len, word;
+    for (; len >= 8; p += 8, len -= 8) {
+        memcpy(&word, p, 8);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+    }
+    word = 0;
+    memcpy(&word, p, len);
+    h ^= word; /* then murmur3's finalizer, so that every input bit reaches the low bits the table uses */
+    h = (h ^ (h >> 33)) * 0xFF51AFD7ED558CCDULL;
+    h = (h ^ (h >> 33)) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 33);
 }
 
 static int intern_grow(Intern *t, const unsigned char *text) {
@@ -1071,8 +1095,6 @@ done:
 
 /* --- classify ------------------------------------------------------------------------------------------------ */
 
-static int8_t B64_VALUE[256]; /* -1 for bytes outside the alphabet, filled at import */
-
 /* The bytes of canonical base64 (what b64encode gives back exactly) into raw; -1 when text is not canonical. */
 static Py_ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned char *raw) {
     if (len % 4) return -1;
@@ -1154,9 +1176,392 @@ static PyObject *classify(PyObject *self, PyObject *tokens) {
     return out;
 }
 
+/* --- encode_column ------------------------------------------------------------------------------------------- */
+
+/* StreamVByte1234 of values (each below 2**32) as two new bytes objects. */
+static int svb_encode(const int64_t *values, Py_ssize_t n, PyObject **codes, PyObject **data) {
+    *codes = PyBytes_FromStringAndSize(NULL, (n + 3) / 4);
+    *data = PyBytes_FromStringAndSize(NULL, 4 * n);
+    if (!*codes || !*data) return -1;
+    unsigned char *c = (unsigned char *)PyBytes_AS_STRING(*codes), *v = (unsigned char *)PyBytes_AS_STRING(*data);
+    memset(c, 0, (n + 3) / 4);
+    size_t len = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t x = values[i];
+        if (x < 0 || x >= (int64_t)1 << 32) {
+            PyErr_Format(PyExc_ValueError, "StreamVByte1234: %lld does not fit", (long long)x);
+            return -1;
+        }
+        int code = (x >= 1 << 8) + (x >= 1 << 16) + (x >= 1 << 24);
+        c[i / 4] |= code << 2 * (i % 4);
+        for (int b = 0; b <= code; b++) v[len++] = (unsigned char)(x >> 8 * b);
+    }
+    return _PyBytes_Resize(data, len);
+}
+
+typedef struct {
+    const int64_t *count;
+} ByCount;
+
+static ByCount by_count; /* qsort has no context argument; the GIL serialises its users */
+
+static int falling_count(const void *a, const void *b) { /* ties by first appearance: a stable order */
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    int64_t cx = by_count.count[x], cy = by_count.count[y];
+    return cx != cy ? (cx < cy ? 1 : -1) : (x > y) - (x < y);
+}
+
+/* dense.best_s: the stopper count that codes the ranks in the fewest bytes (ties: the smaller). */
+static int best_s(const int64_t *tail, int64_t alphabet) {
+    int best = 0;
+    int64_t best_size = -1;
+    for (int s = 1; s < 256; s++) {
+        int64_t bases[5] = {0}, width = s, size = 0;
+        for (int len = 1; len < 5; len++) bases[len] = bases[len - 1] + width, width *= 256 - s;
+        if (bases[4] < alphabet) continue;
+        for (int len = 0; len < 4; len++) size += tail[bases[len] < alphabet ? bases[len] : alphabet];
+        if (best_size < 0 || size < best_size) best = s, best_size = size;
+    }
+    return best;
+}
+
+/* encode_column(distinct, counts, stream, shared, skeleton_ids) -> the ten parts of text.TextColumn. */
+static PyObject *encode_column(PyObject *self, PyObject *args) {
+    PyObject *distinct, *shared, *skeletons;
+    Py_buffer counts, stream;
+    if (!PyArg_ParseTuple(args, "O!y*y*O!O!", &PyList_Type, &distinct, &counts, &stream, &PyDict_Type, &shared,
+                          &PyList_Type, &skeletons))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(distinct), n_stream = stream.len / 8, n_skel = PyList_GET_SIZE(skeletons);
+    PyObject *parts[10] = {0}, *result = NULL;
+    int64_t *order = NULL, *rank_of = NULL, *tail = NULL, *ids = NULL, *sizes = NULL, *skel = NULL;
+    Buf kinds = {0}, payload = {0}, ranks = {0};
+    unsigned char *raw = NULL;
+    if (counts.len != 8 * n || stream.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count per token and an int64 stream");
+        goto done;
+    }
+    order = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    rank_of = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    tail = PyMem_Calloc(n + 1, sizeof(int64_t));
+    ids = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    sizes = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    skel = PyMem_Malloc((n_skel + 1) * sizeof(int64_t));
+    if (!order || !rank_of || !tail || !ids || !sizes || !skel) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) order[k] = k;
+    by_count.count = counts.buf;
+    qsort(order, n, sizeof(int64_t), falling_count);
+    Py_ssize_t n_ids = 0, n_sizes = 0;
+    size_t raw_cap = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        rank_of[order[r]] = r;
+        PyObject *tok = PyList_GET_ITEM(distinct, order[r]);
+        if (!PyBytes_Check(tok)) {
+            PyErr_SetString(PyExc_TypeError, "encode_column: tokens must be bytes");
+            goto done;
+        }
+        PyObject *id = PyDict_GetItemWithError(shared, tok);
+        unsigned char kind = SHARED;
+        if (id) {
+            if ((ids[n_ids++] = PyLong_AsLongLong(id)) == -1 && PyErr_Occurred()) goto done;
+        } else if (PyErr_Occurred()) {
+            goto done;
+        } else {
+            size_t len = PyBytes_GET_SIZE(tok);
+            if (len > raw_cap) {
+                unsigned char *grown = PyMem_Realloc(raw, len);
+                if (!grown) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                raw = grown, raw_cap = len;
+            }
+            PyObject *entry = entry_of((const unsigned char *)PyBytes_AS_STRING(tok), len, raw);
+            if (!entry) goto done;
+            kind = (unsigned char)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+            PyObject *bytes = PyTuple_GET_ITEM(entry, 1);
+            int failed = put_bytes(&payload, PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes)) < 0;
+            if (kind == LITERAL || kind == BASE64) sizes[n_sizes++] = PyBytes_GET_SIZE(bytes);
+            Py_DECREF(entry);
+            if (failed) goto done;
+        }
+        if (put_bytes(&kinds, &kind, 1) < 0) goto done;
+    }
+    const int64_t *tokens = stream.buf;
+    for (Py_ssize_t i = 0; i < n_stream; i++) {
+        if (tokens[i] < 0 || tokens[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "encode_column: a token index beyond the tokens");
+            goto done;
+        }
+        tail[rank_of[tokens[i]]]++;
+    }
+    for (Py_ssize_t r = n - 1; r >= 0; r--) tail[r] += tail[r + 1]; /* tail[r]: how many ranks are >= r */
+    int s = best_s(tail, n);
+    if (!s) {
+        PyErr_Format(PyExc_ValueError, "%zd distinct tokens do not fit a 4-byte dense code", n);
+        goto done;
+    }
+    int64_t bases[5] = {0}, width = s, c = 256 - s;
+    for (int len = 1; len < 5; len++) bases[len] = bases[len - 1] + width, width *= c;
+    if (reserve(&ranks, 4 * n_stream) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n_stream; i++) { /* dense.encode */
+        int64_t rank = rank_of[tokens[i]];
+        int len = 1;
+        while (len < 4 && rank >= bases[len]) len++;
+        int64_t rest = rank - bases[len - 1], digits = rest / s;
+        unsigned char *at = ranks.data + ranks.len + len - 1;
+        *at = (unsigned char)(rest % s);
+        for (int back = 1; back < len; back++, digits /= c) at[-back] = (unsigned char)(s + digits % c);
+        ranks.len += len;
+    }
+    for (Py_ssize_t i = 0; i < n_skel; i++)
+        if ((skel[i] = PyLong_AsLongLong(PyList_GET_ITEM(skeletons, i))) == -1 && PyErr_Occurred()) goto done;
+    unsigned char s_byte = (unsigned char)s;
+    if (!(parts[0] = PyBytes_FromStringAndSize((const char *)kinds.data, kinds.len)) ||
+        svb_encode(ids, n_ids, &parts[1], &parts[2]) < 0 || svb_encode(sizes, n_sizes, &parts[3], &parts[4]) < 0 ||
+        !(parts[5] = PyBytes_FromStringAndSize((const char *)payload.data, payload.len)) ||
+        !(parts[6] = PyBytes_FromStringAndSize((const char *)&s_byte, 1)) ||
+        !(parts[7] = PyBytes_FromStringAndSize((const char *)ranks.data, ranks.len)) ||
+        svb_encode(skel, n_skel, &parts[8], &parts[9]) < 0)
+        goto done;
+    result = PyTuple_New(10);
+    for (int k = 0; result && k < 10; k++) PyTuple_SET_ITEM(result, k, Py_NewRef(parts[k]));
+done:
+    for (int k = 0; k < 10; k++) Py_XDECREF(parts[k]);
+    PyMem_Free(order);
+    PyMem_Free(rank_of);
+    PyMem_Free(tail);
+    PyMem_Free(ids);
+    PyMem_Free(sizes);
+    PyMem_Free(skel);
+    PyMem_Free(kinds.data);
+    PyMem_Free(payload.data);
+    PyMem_Free(ranks.data);
+    PyMem_Free(raw);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&stream);
+    return result;
+}
+
+/* --- split_block ---------------------------------------------------------------------------------------------- */
+
+static const char *const ENVELOPE[7] = {"previous", "author", "sequence", "timestamp", "hash", "content", "signature"};
+enum { K_PREVIOUS, K_AUTHOR, K_SEQUENCE, K_TIMESTAMP, K_HASH, K_CONTENT, K_SIGNATURE };
+static PyObject *ENVELOPE_KEYS[7], *TYPE_KEY; /* interned at import */
+
+#define MAX_TIMESTAMP 9007199254740992.0 /* 2**53: integers beyond are not exact JavaScript numbers */
+
+/* envelope._timestamp: an integral timestamp JavaScript prints as digits, or -1. */
+static int64_t timestamp_of(PyObject *v) {
+    if (v && PyFloat_CheckExact(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        return d == d && d >= 0 && d < MAX_TIMESTAMP && (double)(int64_t)d == d ? (int64_t)d : -1;
+    }
+    if (!v || !PyLong_CheckExact(v)) return -1;
+    int overflow;
+    long long t = PyLong_AsLongLongAndOverflow(v, &overflow);
+    return !overflow && t >= 0 && (double)t < MAX_TIMESTAMP ? t : -1; /* t == -1 with an error cannot happen */
+}
+
+/* envelope._signature: the 64 bytes of "<canonical base64>.sig.ed25519", into raw; 0 or -1 when not one. */
+static int signature_of(PyObject *v, unsigned char raw[66]) {
+    if (!v || !PyUnicode_Check(v) || !PyUnicode_IS_ASCII(v)) return -1;
+    const unsigned char *text = PyUnicode_DATA(v);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(v);
+    if (len < 12 || memcmp(text + len - 12, ".sig.ed25519", 12) || len - 12 > 88) return -1;
+    return canonical_b64(text, len - 12, raw) == 64 ? 0 : -1;
+}
+
+/* The key order of a seven-key envelope (indexes into ENVELOPE), or -1 when value is something else. */
+static int order_of(PyObject *value, int order[7]) {
+    if (PyDict_GET_SIZE(value) != 7) return -1;
+    Py_ssize_t pos = 0, j = 0;
+    PyObject *key, *item;
+    while (PyDict_Next(value, &pos, &key, &item)) {
+        if (!PyUnicode_Check(key) || !PyUnicode_IS_ASCII(key)) return -1;
+        const char *text = PyUnicode_DATA(key);
+        size_t len = PyUnicode_GET_LENGTH(key);
+        order[j] = -1;
+        for (int k = 0; k < 7 && order[j] < 0; k++)
+            if (text[0] == ENVELOPE[k][0] && len == strlen(ENVELOPE[k]) && !memcmp(text, ENVELOPE[k], len)) order[j] = k;
+        if (order[j++] < 0) return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *p;
+    Py_ssize_t len;
+} Text;
+
+/* envelope.templates filled in: the text before and after the content, for this order and these values. */
+static int frame(const int order[7], const Text values[7], Buf *head, Buf *tail) {
+    head->len = tail->len = 0;
+    if (put_bytes(head, "{\n", 2) < 0) return -1;
+    Buf *side = head;
+    for (int j = 0; j < 7; j++) {
+        int k = order[j];
+        if (k == K_CONTENT) {
+            if (put_bytes(head, "  \"content\": ", 13) < 0) return -1;
+            side = tail;
+            continue;
+        }
+        if ((side == tail && put_bytes(tail, ",\n", 2) < 0) || put_bytes(side, "  \"", 3) < 0 ||
+            put_bytes(side, ENVELOPE[k], strlen(ENVELOPE[k])) < 0 || put_bytes(side, "\": ", 3) < 0 ||
+            put_bytes(side, values[k].p, values[k].len) < 0 || (side == head && put_bytes(head, ",\n", 2) < 0))
+            return -1;
+    }
+    return put_bytes(tail, "\n}", 2);
+}
+
+static int quoted(Buf *b, const char *p, Py_ssize_t len) {
+    b->len = 0;
+    return put_bytes(b, "\"", 1) < 0 || put_bytes(b, p, len) < 0 || put_bytes(b, "\"", 1) < 0 ? -1 : 0;
+}
+
+/* block._type_of: content.type as UTF-8 (surrogates passed through), or None. */
+static PyObject *type_of(PyObject *value) {
+    PyObject *content = PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_CONTENT]);
+    PyObject *kind = content && PyDict_Check(content) ? PyDict_GetItemWithError(content, TYPE_KEY) : NULL;
+    if (PyErr_Occurred()) return NULL;
+    return kind && PyUnicode_Check(kind) ? PyUnicode_AsEncodedString(kind, "utf-8", "surrogatepass")
+                                         : Py_NewRef(Py_None);
+}
+
+/* split_block(values, encodings, ids, author, previous, first) -> (orders, timestamps, signatures, contents,
+ * types): envelope.split of every message of a block and block._type_of. None when a message is not the author's
+ * next one or a text will not encode: the Python route then reports it. */
+static PyObject *split_block(PyObject *self, PyObject *args) {
+    PyObject *values, *encodings, *ids, *author, *previous;
+    long long first;
+    if (!PyArg_ParseTuple(args, "O!O!O!UOL", &PyList_Type, &values, &PyList_Type, &encodings, &PyList_Type, &ids,
+                          &author, &previous, &first))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    if (PyList_GET_SIZE(encodings) != n || PyList_GET_SIZE(ids) != n) {
+        PyErr_SetString(PyExc_ValueError, "split_block: one value, encoding and id per message");
+        return NULL;
+    }
+    PyObject *orders = PyList_New(n), *contents = PyList_New(n), *types = PyList_New(n), *result = NULL;
+    PyObject *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
+    PyObject *known[16] = {0}; /* the order tuples met so far, by their code */
+    int codes[16], n_known = 0;
+    Buf head = {0}, tail = {0}, author_text = {0}, previous_text = {0}, numbers[2] = {{0}};
+    if (!orders || !contents || !types || !stamps || !signatures) goto done;
+    Py_ssize_t author_len, previous_len = 0;
+    const char *author_utf8 = PyUnicode_AsUTF8AndSize(author, &author_len), *previous_utf8 = NULL;
+    if (!author_utf8 || quoted(&author_text, author_utf8, author_len) < 0) goto fallback;
+    if (previous != Py_None && !(PyUnicode_Check(previous) && (previous_utf8 = PyUnicode_AsUTF8AndSize(previous, &previous_len))))
+        goto fallback;
+    int64_t last = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = PyList_GET_ITEM(values, i), *enc = PyList_GET_ITEM(encodings, i);
+        if (!PyDict_Check(value) || !PyBytes_Check(enc)) goto fallback;
+        PyObject *sequence = PyLong_FromLongLong(first + i);
+        PyObject *got_author = PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_AUTHOR]);
+        PyObject *got_sequence = got_author || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_SEQUENCE]) : NULL;
+        int same = sequence && !PyErr_Occurred() ? PyObject_RichCompareBool(got_author ? got_author : Py_None, author, Py_EQ) : -1;
+        if (same == 1) same = PyObject_RichCompareBool(got_sequence ? got_sequence : Py_None, sequence, Py_EQ);
+        Py_XDECREF(sequence);
+        if (same < 0) goto done;
+        if (!same) goto fallback; /* not one feed in order: the Python route raises NotArchivable */
+        PyObject *type = type_of(value);
+        if (!type) goto done;
+        PyList_SET_ITEM(types, i, type);
+        int order[7], code = 0;
+        unsigned char raw[66];
+        PyObject *stamp_obj = PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_TIMESTAMP]);
+        PyObject *sig_obj = stamp_obj || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_SIGNATURE]) : NULL;
+        PyObject *hash = sig_obj || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_HASH]) : NULL;
+        if (PyErr_Occurred()) goto done;
+        int64_t stamp = timestamp_of(stamp_obj);
+        int derivable = order_of(value, order) == 0 && stamp >= 0 && signature_of(sig_obj, raw) == 0 && hash &&
+                        PyUnicode_Check(hash) && PyUnicode_CompareWithASCIIString(hash, "sha256") == 0;
+        const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(enc);
+        Py_ssize_t size = PyBytes_GET_SIZE(enc);
+        if (derivable) {
+            Text texts[7];
+            for (int k = 0; k < 2; k++) {
+                numbers[k].len = 0;
+                if (reserve(&numbers[k], 21) < 0) goto done;
+                put_int(&numbers[k], k ? stamp : first + i);
+            }
+            texts[K_PREVIOUS] = (Text){"null", 4};
+            if (previous_utf8) {
+                if (quoted(&previous_text, previous_utf8, previous_len) < 0) goto done;
+                texts[K_PREVIOUS] = (Text){(const char *)previous_text.data, (Py_ssize_t)previous_text.len};
+            }
+            texts[K_AUTHOR] = (Text){(const char *)author_text.data, (Py_ssize_t)author_text.len};
+            texts[K_SEQUENCE] = (Text){(const char *)numbers[0].data, (Py_ssize_t)numbers[0].len};
+            texts[K_TIMESTAMP] = (Text){(const char *)numbers[1].data, (Py_ssize_t)numbers[1].len};
+            texts[K_HASH] = (Text){"\"sha256\"", 8};
+            texts[K_CONTENT] = (Text){"", 0};
+            Buf sig = {0};
+            int failed = quoted(&sig, PyUnicode_DATA(sig_obj), PyUnicode_GET_LENGTH(sig_obj)) < 0;
+            texts[K_SIGNATURE] = (Text){(const char *)sig.data, (Py_ssize_t)sig.len};
+            failed = failed || frame(order, texts, &head, &tail) < 0;
+            PyMem_Free(sig.data);
+            if (failed) goto done;
+            derivable = size > (Py_ssize_t)(head.len + tail.len) && !memcmp(bytes, head.data, head.len) &&
+                        !memcmp(bytes + size - tail.len, tail.data, tail.len);
+        }
+        for (int k = 0; k < 7 && derivable; k++) code = code * 7 + order[k];
+        int which = -1;
+        for (int k = 0; k < n_known && which < 0; k++)
+            if (codes[k] == code) which = k;
+        if (derivable && which < 0 && n_known < 16) {
+            PyObject *keys = PyTuple_New(7);
+            if (!keys) goto done;
+            for (int k = 0; k < 7; k++) PyTuple_SET_ITEM(keys, k, Py_NewRef(ENVELOPE_KEYS[order[k]]));
+            known[n_known] = keys, codes[n_known] = code, which = n_known++;
+        }
+        if (derivable && which < 0) goto fallback; /* more than 16 key orders in one block: let Python do it */
+        PyObject *content = derivable ? PyBytes_FromStringAndSize((const char *)bytes + head.len, size - head.len - tail.len)
+                                      : Py_NewRef(enc);
+        if (!content) goto done;
+        PyList_SET_ITEM(contents, i, content);
+        PyList_SET_ITEM(orders, i, Py_NewRef(derivable ? known[which] : Py_None));
+        last = derivable ? stamp : last;
+        memcpy(PyBytes_AS_STRING(stamps) + 8 * i, &last, 8);
+        if (derivable)
+            memcpy(PyBytes_AS_STRING(signatures) + 64 * i, raw, 64);
+        else
+            memset(PyBytes_AS_STRING(signatures) + 64 * i, 0, 64);
+        PyObject *id = PyList_GET_ITEM(ids, i);
+        if (!PyUnicode_Check(id) || !(previous_utf8 = PyUnicode_AsUTF8AndSize(id, &previous_len))) goto fallback;
+    }
+    result = PyTuple_Pack(5, orders, stamps, signatures, contents, types);
+    goto done;
+fallback:
+    PyErr_Clear();
+    result = Py_NewRef(Py_None);
+done:
+    for (int k = 0; k < n_known; k++) Py_DECREF(known[k]);
+    Py_XDECREF(orders);
+    Py_XDECREF(contents);
+    Py_XDECREF(types);
+    Py_XDECREF(stamps);
+    Py_XDECREF(signatures);
+    PyMem_Free(head.data);
+    PyMem_Free(tail.data);
+    PyMem_Free(author_text.data);
+    PyMem_Free(previous_text.data);
+    PyMem_Free(numbers[0].data);
+    PyMem_Free(numbers[1].data);
+    return result;
+}
+
 /* --- module -------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
+    {"encode_column", encode_column, METH_VARARGS,
+     "encode_column(distinct, counts, stream, shared, skeleton_ids) -> the ten parts of text.TextColumn"},
+    {"split_block", split_block, METH_VARARGS,
+     "split_block(values, encodings, ids, author, previous, first) -> (orders, int64 timestamps, signatures, "
+     "contents, types) or None"},
     {"flatten_block", flatten_block, METH_VARARGS,
      "flatten_block(contents, keys_as_data) -> (skeletons, distinct tokens, int64 counts, int64 token indexes) or "
      "None"},
@@ -1175,6 +1580,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_speedups", .m_methods = methods};
 
 PyMODINIT_FUNC PyInit__speedups(void) {
+    for (const char *c = "\"-0123456789tfn"; *c; c++) LEAF_START[(unsigned char)*c] = 1;
     memset(B64_VALUE, -1, sizeof B64_VALUE);
     for (int v = 0; v < 64; v++) B64_VALUE[(unsigned char)B64[v]] = (int8_t)v;
     for (int v = 0; v < 4096; v++) {
@@ -1187,6 +1593,9 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         (b & bit_SHA))
         sha256_blocks = blocks_sha_ni;
 #endif
+    for (int k = 0; k < 7; k++)
+        if (!(ENVELOPE_KEYS[k] = PyUnicode_InternFromString(ENVELOPE[k]))) return NULL;
+    if (!(TYPE_KEY = PyUnicode_InternFromString("type"))) return NULL;
     PyObject *errors = PyImport_ImportModule("ssblab.archive.errors");
     Malformed = errors ? PyObject_GetAttrString(errors, "MalformedArchive") : NULL;
     Py_XDECREF(errors);

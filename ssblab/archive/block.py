@@ -27,7 +27,7 @@ import numpy.typing as npt
 from ssblab.archive import rebuild, svb, text
 from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS, TYPES, Dictionaries
 from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
-from ssblab.archive.envelope import MAX_TIMESTAMP, Envelope, split
+from ssblab.archive.envelope import MAX_TIMESTAMP, Envelopes, split_block
 from ssblab.archive.errors import MalformedArchive, MissingDictionary, NotArchivable
 from ssblab.archive.fb import ssblab_archive_generated as fb
 from ssblab.archive.flat import (
@@ -52,7 +52,6 @@ from ssblab.archive.text import KEYS_AS_DATA
 from ssblab.core.message import Message
 from ssblab.core.refs import b64, parse_feed_id, parse_message_id
 
-NO_SIGNATURE = bytes(64)
 SHARED_MIN = 4  # bytes of kind + payload above which a token repeated across blocks joins the TOKEN dictionary
 
 
@@ -61,8 +60,7 @@ class Planned:
     """A block's messages with their envelopes and the dictionary entries they use."""
 
     messages: tuple[Message, ...]
-    envelopes: tuple[Envelope, ...]
-    types: tuple[bytes | None, ...]
+    envelopes: Envelopes
     skeletons: list[bytes]
     tokens: text.Tokens  # the leaves cut by `text.TOKEN`, once for both the dictionaries and the coding
 
@@ -84,12 +82,6 @@ class Block:
     dictionaries: DictSet
 
 
-def _type_of(msg: Message) -> bytes | None:
-    content = msg.value.get("content")
-    kind = content.get("type") if isinstance(content, dict) else None
-    return kind.encode("utf-8", "surrogatepass") if isinstance(kind, str) else None
-
-
 def plan(messages: Sequence[Message]) -> Planned:
     """Check that ``messages`` are consecutive messages of one feed and split their envelopes."""
     if not messages:
@@ -98,19 +90,13 @@ def plan(messages: Sequence[Message]) -> Planned:
     if not isinstance(author, str) or type(first) is not int or first < 1:
         raise NotArchivable("the first message has no usable author or sequence")
     previous = messages[0].previous if isinstance(messages[0].previous, str) else None
-    envelopes = []
-    for i, msg in enumerate(messages):
-        if msg.author != author or msg.sequence != first + i:
-            raise NotArchivable(f"message {i} is not {author} sequence {first + i}: a block is one feed, in order")
-        envelopes.append(split(msg, author, previous, first + i))
-        previous = msg.id
-    types = tuple(_type_of(m) for m in messages)
+    envelopes = split_block(messages, author, previous, first)
     keys_as_data = [
-        env.signature is not None and kind is not None and kind.decode() in KEYS_AS_DATA
-        for env, kind in zip(envelopes, types, strict=True)
+        order is not None and kind is not None and kind.decode() in KEYS_AS_DATA
+        for order, kind in zip(envelopes.orders, envelopes.types, strict=True)
     ]
-    skeletons, tokens = text.flatten_block([env.content for env in envelopes], keys_as_data)
-    return Planned(tuple(messages), tuple(envelopes), types, skeletons, tokens)
+    skeletons, tokens = text.flatten_block(envelopes.contents, keys_as_data)
+    return Planned(tuple(messages), envelopes, skeletons, tokens)
 
 
 def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[object]]:
@@ -128,10 +114,10 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
         return len(dicts.chains[kind].entries) + new[kind].setdefault(entry, len(new[kind]))
 
     for block in blocks:
-        for kind in dict.fromkeys(block.types):
+        for kind in dict.fromkeys(block.envelopes.types):
             if kind is not None:
                 ident(TYPES, kind)
-        for order in dict.fromkeys(env.order for env in block.envelopes if env.signature is not None):
+        for order in dict.fromkeys(o for o in block.envelopes.orders if o is not None):
             ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
         for skeleton in dict.fromkeys(block.skeletons):
             ident(SKELETONS, skeleton)
@@ -154,21 +140,13 @@ def _column_ids(block: Planned, dicts: Dictionaries) -> tuple[list[int], list[in
             raise MissingDictionary(f"the dictionaries lack the entry {entry!r}: extend them first (new_entries)")
         return found
 
-    type_ids = {t: 0 if t is None else need(TYPES, t) + 1 for t in dict.fromkeys(block.types)}
-    orders = [env.order if env.signature is not None else None for env in block.envelopes]
+    types, orders = block.envelopes.types, block.envelopes.orders
+    type_ids = {t: 0 if t is None else need(TYPES, t) + 1 for t in dict.fromkeys(types)}
     sig_ids = {
         o: 0 if o is None else need(SIGNATURES, tuple(need(PATHS, (need(KEYS, k.encode()),)) for k in o)) + 1
         for o in dict.fromkeys(orders)
     }
-    return [type_ids[t] for t in block.types], [sig_ids[o] for o in orders]
-
-
-def _timestamps(envelopes: Sequence[Envelope]) -> list[int]:
-    out, last = [], 0
-    for env in envelopes:
-        last = env.timestamp if env.signature is not None else last
-        out.append(last)
-    return out
+    return [type_ids[t] for t in types], [sig_ids[o] for o in orders]
 
 
 def _flex_messages(column: text.TextColumn) -> bytes:
@@ -183,12 +161,10 @@ def _flex_messages(column: text.TextColumn) -> bytes:
 def encode_block(block: Planned, dicts: Dictionaries) -> bytes:
     """The MessageBlock blob of ``block`` coded with ``dicts`` (which must hold every entry it needs)."""
     types, sigs = _column_ids(block, dicts)
-    stamps = _timestamps(block.envelopes)
-    msgs = block.messages
-    column = np.array(stamps, dtype=np.int64)
+    msgs, column = block.messages, block.envelopes.timestamps
     deltas = svb.zigzag(np.concatenate(([0], column[1:] - column[:-1])).astype(np.int64))
     builder = flatbuffers.Builder(1 << 16)
-    sketch = Sketch(len(msgs), msgs[0].sequence, stamps[0], stamps[-1])
+    sketch = Sketch(len(msgs), msgs[0].sequence, int(column[0]), int(column[-1]))
     sketch_at = put_sketch(builder, sketch)
     deltas_at = put_svb(builder, svb.encode(deltas, "1248"), "1248")
     types_at = put_rle(builder, types)
@@ -214,7 +190,7 @@ def _put_classic(builder: flatbuffers.Builder, block: Planned, sigs: list[int], 
     fb.ClassicMessageBlockSketchAddLastMessageHash(builder, put_hash(builder, parse_message_id(block.messages[-1].id)))
     sketch_at = fb.ClassicMessageBlockSketchEnd(builder)
     sigs_at = put_rle(builder, sigs)
-    crypto = builder.CreateByteVector(b"".join(env.signature or NO_SIGNATURE for env in block.envelopes))
+    crypto = builder.CreateByteVector(block.envelopes.signatures)
     skeletons = list(map(dicts.chains[SKELETONS].index.get, block.skeletons))
     if None in skeletons:
         raise MissingDictionary("the dictionaries lack a content skeleton: extend them first (new_entries)")

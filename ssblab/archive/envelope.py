@@ -12,12 +12,21 @@ whole encoding is stored as its content text instead (docs/archive-format.md §5
 from __future__ import annotations
 
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 
+import numpy as np
+import numpy.typing as npt
+
+from ssblab.archive.errors import NotArchivable
 from ssblab.core.message import Message
+
+try:
+    from ssblab.archive import _speedups
+except ImportError:  # no C compiler at install: the Python route splits the same way
+    _speedups = None
 
 KEYS = ("previous", "author", "sequence", "timestamp", "hash", "content", "signature")
 MAX_TIMESTAMP = 2**53  # integers beyond this are not exact JavaScript numbers
@@ -110,3 +119,51 @@ def split(msg: Message, author: str, previous: str | None, sequence: int) -> Env
         if len(enc) > len(head) + len(tail) and enc.startswith(head) and enc.endswith(tail):
             return Envelope(order, timestamp, signature, enc[len(head) : len(enc) - len(tail)])
     return Envelope((), timestamp or 0, None, msg.encoded)
+
+
+@dataclass(frozen=True, slots=True)
+class Envelopes:
+    """A block's messages split into columns: what `split` gives for each, and each content's type."""
+
+    orders: list[tuple[str, ...] | None]  # None: stored verbatim
+    timestamps: npt.NDArray[np.int64]  # the timestamp column: a verbatim row repeats the row before (0 first)
+    signatures: bytes  # 64 bytes a message, zeros when verbatim
+    contents: list[bytes]  # the content text as signed, or the whole encoding when verbatim
+    types: list[bytes | None]  # content.type as UTF-8 (lone surrogates kept), None when there is none
+
+
+def content_type(msg: Message) -> bytes | None:
+    content = msg.value.get("content")
+    kind = content.get("type") if isinstance(content, dict) else None
+    return kind.encode("utf-8", "surrogatepass") if isinstance(kind, str) else None
+
+
+def split_block(messages: Sequence[Message], author: str, previous: str | None, first: int) -> Envelopes:
+    """`split` each message as the author's next one after ``previous``, from sequence ``first`` on.
+
+    Raises:
+        NotArchivable: a message of another author or sequence (a block is one feed, in order).
+    """
+    if _speedups is not None:
+        values, encodings, ids = [m.value for m in messages], [m.encoded for m in messages], [m.id for m in messages]
+        done = _speedups.split_block(values, encodings, ids, author, previous, first)
+        if done is not None:  # None: something the route below reports
+            orders, stamps, signatures, contents, types = done
+            return Envelopes(orders, np.frombuffer(stamps, dtype=np.int64), signatures, contents, types)
+    envelopes = []
+    for i, msg in enumerate(messages):
+        if msg.author != author or msg.sequence != first + i:
+            raise NotArchivable(f"message {i} is not {author} sequence {first + i}: a block is one feed, in order")
+        envelopes.append(split(msg, author, previous, first + i))
+        previous = msg.id
+    stamps, last = [], 0
+    for env in envelopes:
+        last = env.timestamp if env.signature is not None else last
+        stamps.append(last)
+    return Envelopes(
+        [env.order if env.signature is not None else None for env in envelopes],
+        np.array(stamps, dtype=np.int64),
+        b"".join(env.signature or bytes(64) for env in envelopes),
+        [env.content for env in envelopes],
+        [content_type(m) for m in messages],
+    )

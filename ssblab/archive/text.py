@@ -217,6 +217,11 @@ def shared_token(entry: bytes) -> bytes:
 def encode_column(skeleton_ids: Sequence[int], tokens: Tokens, shared: Mapping[bytes, int]) -> TextColumn:
     """Code one block's content column from its tokens; ``shared`` maps tokens of the shared TOKEN dictionary to
     their ids."""
+    if _speedups is not None:
+        counts, stream = (np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.counts, tokens.stream))
+        table = shared if isinstance(shared, dict) else dict(shared)
+        parts = _speedups.encode_column(tokens.distinct, counts, stream, table, list(skeleton_ids))
+        return TextColumn.from_parts(parts, "content column")
     order = np.argsort(-tokens.counts, kind="stable")  # falling count, ties by first appearance
     ranked = [tokens.distinct[i] for i in order.tolist()]
     rank_of = np.empty(order.size, dtype=np.int64)

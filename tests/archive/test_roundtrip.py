@@ -72,7 +72,7 @@ def test_float_timestamps_and_boxes_are_kept() -> None:
     boxed = box({"type": "post", "text": "secret"}, [KEYPAIR.id], random_bytes=lambda n: bytes(n))
     feed = sign_feed([{"type": "post", "text": "a"}, boxed, {"type": "post", "text": "b"}], [1.5, 2e21, 1e3])
     planned = blocks.plan(feed)
-    assert [e.signature is None for e in planned.envelopes] == [True, True, False]  # floats: stored verbatim
+    assert [o is None for o in planned.envelopes.orders] == [True, True, False]  # floats: stored verbatim
     assert rebuilt(feed, 2) == [(m.encoded, m.id) for m in feed]
 
 
