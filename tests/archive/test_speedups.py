@@ -6,6 +6,7 @@ damaged ones; property tests run both on generated feeds and on generated column
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import shutil
 import sysconfig
@@ -17,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
-from ssblab.archive import svb
+from ssblab.archive import svb, text
 from ssblab.archive.arrow import to_arrow
 from ssblab.archive.bundle import build_archives
-from ssblab.archive.errors import ArchiveError
+from ssblab.archive.errors import ArchiveError, NotArchivable
+from ssblab.core.message import Message
 from ssblab.core.private_box import box
 from tests.archive.feeds import KEYPAIR, contents, sign_feed
 from tests.archive.routes import COMPILED, needs_compiled, pure_python
@@ -46,7 +48,7 @@ def both(fn: Any) -> tuple[str, object]:
     """(outcome, value) of ``fn()``: the value, or the error class name (messages may word it differently)."""
     try:
         return "value", fn()
-    except ArchiveError as exc:
+    except (ArchiveError, NotArchivable) as exc:
         return "error", type(exc).__name__
 
 
@@ -80,26 +82,104 @@ def decoded(blobs: tuple[bytes, ...], dicts: Any) -> list[Any]:
     return out
 
 
-@needs_compiled
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(contents(), min_size=1, max_size=6),
-    st.lists(st.sampled_from([None, "box", "float"]), min_size=6, max_size=6),
-    st.integers(1, 4),
-)
-def test_decoding_routes_agree(items: list[Any], odd: list[str | None], block_size: int) -> None:
+@st.composite
+def odd_feeds(draw: st.DrawFn) -> list[Message]:
+    """A signed feed of awkward contents, some boxed (private) and some with float timestamps (verbatim)."""
+    items = draw(st.lists(contents(), min_size=1, max_size=6))
     stamps: list[float] = [1_600_000_000_000 + i for i in range(len(items))]
-    for i, how in enumerate(odd[: len(items)]):
-        if how == "box":  # private: the content is a boxed string
+    for i in range(len(items)):
+        how = draw(st.sampled_from([None, None, "box", "float"]))
+        if how == "box":
             items[i] = box(items[i], [KEYPAIR.id], random_bytes=lambda n: bytes(n))
-        elif how == "float":  # a float timestamp: the message is stored verbatim
+        elif how == "float":
             stamps[i] = 1.5 + i
     try:
-        feed = sign_feed(items, stamps)
+        return sign_feed(items, stamps)
     except Exception:  # a content that no SSB implementation would sign (too large, bad type): not our case
-        return
+        return sign_feed([{"type": "post", "text": "x"}])
+
+
+SLOW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@needs_compiled
+@SLOW
+@given(odd_feeds(), st.integers(1, 4))
+def test_encoding_routes_agree(feed: list[Message], block_size: int) -> None:
+    compiled, dicts = build_archives([feed], block_size)
+    with pure_python():
+        pure, again = build_archives([feed], block_size)
+    assert [a.blobs() for a in pure] == [a.blobs() for a in compiled]
+    assert again.heads == dicts.heads
+
+
+@needs_compiled
+@SLOW
+@given(odd_feeds(), st.integers(1, 4))
+def test_decoding_routes_agree(feed: list[Message], block_size: int) -> None:
     (archive,), dicts = build_archives([feed], block_size)
     compiled = decoded(archive.blocks, dicts)
     with pure_python():
         assert decoded(archive.blocks, dicts) == compiled
     assert [t for _, _, (texts, _), _ in compiled[:-1] for t in texts] == [m.encoded for m in feed]
+
+
+def flattened(contents: list[bytes], flags: list[bool]) -> tuple[str, object]:
+    def run() -> tuple[object, ...]:
+        skeletons, tokens = text.flatten_block(contents, flags)
+        return skeletons, tokens.distinct, tokens.counts.tolist(), tokens.stream.tolist()
+
+    return both(run)
+
+
+# Bytes that reach every alternative of text.LEAF and text.TOKEN, arranged at random.
+PIECES = st.sampled_from([
+    b'"', b'\\', b'\\"', b":", b"-", b"1", b"2.5e+3", b"true", b"fals", b"null", b" ", b"\n  ", b"{", b"]", b",",
+    b"%", b"@", b"&", b"=", b"=.", b".sha256", b".ed25519", b"A" * 43, b"abc", b"Zz09+/" * 4, b"\xc3\xa9",
+    b"\xf0\x9f\x98\x80", b"\x80", b"\x01",
+])  # fmt: skip
+TEXTS = st.lists(PIECES, max_size=30).map(b"".join) | st.binary(max_size=60)
+
+
+@needs_compiled
+@given(st.lists(st.tuples(TEXTS, st.booleans()), max_size=5))
+def test_flatten_routes_agree_on_any_bytes(items: list[tuple[bytes, bool]]) -> None:
+    contents, flags = [t for t, _ in items], [f for _, f in items]
+    compiled = flattened(contents, flags)
+    with pure_python():
+        assert flattened(contents, flags) == compiled
+    assert compiled[0] == ("error" if any(0 in t for t in contents) else "value")
+
+
+def tokens_like(raw: bytes, sigil: bytes, suffix: bytes, cut: int) -> bytes:
+    """A ref, base64 run or near miss of one (cut letters, wrong padding)."""
+    letters = base64.b64encode(raw)
+    return (sigil + letters + suffix)[cut:] if cut >= 0 else sigil + letters[:cut] + suffix
+
+
+@needs_compiled
+@given(
+    st.lists(
+        st.builds(
+            tokens_like,
+            st.binary(min_size=15, max_size=40) | st.binary(min_size=32, max_size=32),
+            st.sampled_from([b"", b"%", b"@", b"&", b" "]),
+            st.sampled_from([b"", b".sha256", b".ed25519", b"=", b".sha25"]),
+            st.integers(-2, 2),
+        )
+        | st.binary(max_size=60)
+    )
+)
+def test_classify_is_entry_of(tokens: list[bytes]) -> None:
+    compiled = text.entries_of(tokens)
+    with pure_python():
+        assert text.entries_of(tokens) == compiled
+
+
+@needs_compiled
+def test_both_routes_refuse_the_same_feeds(feeds: list[list[Message]]) -> None:
+    for bad in ([feeds[0][0], feeds[0][2]], [feeds[0][0], feeds[1][1]]):
+        with pytest.raises(NotArchivable, match="one feed"):
+            blocks.plan(bad)
+        with pure_python(), pytest.raises(NotArchivable, match="one feed"):
+            blocks.plan(bad)
