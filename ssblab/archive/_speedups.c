@@ -963,28 +963,41 @@ static size_t token_at(const unsigned char *s, size_t n, size_t i, size_t *run_e
     return j - i;
 }
 
-/* Distinct tokens by their bytes (open addressing; the table holds token index + 1, 0 for empty). */
+/* Distinct tokens by their bytes: open addressing over slots holding a hash tag (high half) and the token's
+ * index + 1 (low half; 0 for an empty slot). The leaf text is padded with 8 zero bytes, so a token's first word
+ * is read whole. */
 typedef struct {
-    uint32_t *slots;
+    uint64_t *slots;
     size_t mask;
     size_t *start, *len; /* of each distinct token in the leaf text */
     int64_t *count;
     size_t n, cap;
 } Intern;
 
-static inline uint64_t hash_bytes(const unsigned char *p, size_t len) { /* 8 bytes a step */
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len, word;
-    for (; len >= 8; p += 8, len -= 8) {
-        memcpy(&word, p, 8);
+static inline uint64_t first_word(const unsigned char *p, size_t len) { /* p has 8 readable bytes */
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return len >= 8 ? word : word & ((1ULL << (8 * len)) - 1);
+}
+
+static inline uint64_t hash_bytes(const unsigned char *p, size_t len) {
+    uint64_t h = (0x9E3779B97F4A7C15ULL ^ len) * 0xFF51AFD7ED558CCDULL, word;
+    size_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        memcpy(&word, p + k, 8);
         h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
         h ^= h >> 32;
     }
-    word = 0;
-    memcpy(&word, p, len);
-    h ^= word; /* then murmur3's finalizer, so that every input bit reaches the low bits the table uses */
+    h ^= first_word(p + k, len - k); /* then murmur3's finalizer: every input bit reaches the low bits */
     h = (h ^ (h >> 33)) * 0xFF51AFD7ED558CCDULL;
     h = (h ^ (h >> 33)) * 0xC4CEB9FE1A85EC53ULL;
     return h ^ (h >> 33);
+}
+
+static inline void place(Intern *t, uint64_t h, size_t k) {
+    size_t at = h & t->mask;
+    while (t->slots[at]) at = (at + 1) & t->mask;
+    t->slots[at] = (h & 0xFFFFFFFF00000000ULL) | (uint64_t)(k + 1);
 }
 
 static int intern_grow(Intern *t, const unsigned char *text) {
@@ -995,7 +1008,7 @@ static int intern_grow(Intern *t, const unsigned char *text) {
     if (len) t->len = len;
     int64_t *count = len ? PyMem_Realloc(t->count, cap * sizeof(int64_t)) : NULL;
     if (count) t->count = count;
-    uint32_t *slots = count ? PyMem_Calloc(2 * cap, sizeof(uint32_t)) : NULL;
+    uint64_t *slots = count && cap < ((size_t)1 << 31) ? PyMem_Calloc(2 * cap, sizeof(uint64_t)) : NULL;
     if (!slots) {
         PyErr_NoMemory();
         return -1;
@@ -1004,26 +1017,24 @@ static int intern_grow(Intern *t, const unsigned char *text) {
     t->slots = slots;
     t->mask = 2 * cap - 1;
     t->cap = cap;
-    for (size_t k = 0; k < t->n; k++) { /* re-place the tokens so far */
-        size_t h = hash_bytes(text + t->start[k], t->len[k]) & t->mask;
-        while (t->slots[h]) h = (h + 1) & t->mask;
-        t->slots[h] = (uint32_t)(k + 1);
-    }
+    for (size_t k = 0; k < t->n; k++) place(t, hash_bytes(text + t->start[k], t->len[k]), k);
     return 0;
 }
 
 /* The index of the token text[start:start+len], added when new; -1 on failure. */
 static int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t len) {
     if (t->n == t->cap && intern_grow(t, text) < 0) return -1;
-    size_t h = hash_bytes(text + start, len) & t->mask;
-    for (uint32_t at; (at = t->slots[h]); h = (h + 1) & t->mask) {
-        size_t k = at - 1;
-        if (t->len[k] == len && !memcmp(text + t->start[k], text + start, len)) {
+    uint64_t h = hash_bytes(text + start, len), tag = h & 0xFFFFFFFF00000000ULL;
+    for (size_t at = h & t->mask; t->slots[at]; at = (at + 1) & t->mask) {
+        uint64_t slot = t->slots[at];
+        size_t k = (size_t)(slot & 0xFFFFFFFF) - 1;
+        if ((slot & 0xFFFFFFFF00000000ULL) == tag && t->len[k] == len &&
+            !memcmp(text + t->start[k], text + start, len)) {
             t->count[k]++;
             return (int64_t)k;
         }
     }
-    t->slots[h] = (uint32_t)(t->n + 1);
+    place(t, h, t->n);
     t->start[t->n] = start, t->len[t->n] = len, t->count[t->n] = 1;
     return (int64_t)t->n++;
 }
@@ -1060,6 +1071,8 @@ static PyObject *flatten_block(PyObject *self, PyObject *args) {
         if (!item) goto done;
         PyList_SET_ITEM(skeletons, i, item);
     }
+    if (reserve(&leaves, 8) < 0) goto done;
+    memset(leaves.data + leaves.len, 0, 8); /* the padding first_word reads */
     size_t run_end = 0;
     for (size_t i = 0; i < leaves.len;) {
         size_t len = token_at(leaves.data, leaves.len, i, &run_end);
@@ -1346,6 +1359,163 @@ done:
     return result;
 }
 
+/* --- skeletons and shared tokens ------------------------------------------------------------------------------ */
+
+/* The end of the JSON string starting with the quote at s[i] (past its closing quote), or 0 when unterminated:
+ * the "[^"\\]*(?:\\.[^"\\]*)*" of text's expressions. */
+static size_t string_end(const unsigned char *s, size_t n, size_t i) {
+    for (size_t j = i + 1;;) {
+        const unsigned char *quote = j < n ? memchr(s + j, '"', n - j) : NULL;
+        const unsigned char *slash = quote ? memchr(s + j, '\\', quote - (s + j)) : NULL;
+        if (!quote) return 0;
+        if (!slash) return quote - s + 1;
+        j = slash - s + 2;
+    }
+}
+
+static int put_indent(Buf *out, int64_t depth) {
+    for (int64_t k = 0; k < depth; k++)
+        if (put_bytes(out, "  ", 2) < 0) return -1;
+    return 0;
+}
+
+/* text._indent: JSON.stringify(_, null, 2)'s layout of a layout-free skeleton whose value sits at depth. */
+static int indent_into(const unsigned char *s, size_t n, int64_t depth, Buf *out) {
+    out->len = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t end = c == '"' ? string_end(s, n, i) : 0;
+        if (end) {
+            if (put_bytes(out, s + i, end - i) < 0) return -1;
+            i = end;
+            continue;
+        }
+        if ((c == '{' || c == '[') && i + 1 < n && s[i + 1] == (c == '{' ? '}' : ']')) {
+            if (put_bytes(out, s + i, 2) < 0) return -1;
+            i += 2;
+            continue;
+        }
+        int failed = 0;
+        if (c == '{' || c == '[') {
+            depth++;
+            failed = put_bytes(out, s + i, 1) < 0 || put_bytes(out, "\n", 1) < 0 || put_indent(out, depth) < 0;
+        } else if (c == '}' || c == ']') {
+            depth--;
+            failed = put_bytes(out, "\n", 1) < 0 || put_indent(out, depth) < 0 || put_bytes(out, s + i, 1) < 0;
+        } else if (c == ',') {
+            failed = put_bytes(out, ",\n", 2) < 0 || put_indent(out, depth) < 0;
+        } else if (c == ':') {
+            failed = put_bytes(out, ": ", 2) < 0;
+        } else {
+            failed = put_bytes(out, s + i, 1) < 0;
+        }
+        if (failed) return -1;
+        i++;
+    }
+    return 0;
+}
+
+static PyObject *indent(PyObject *self, PyObject *args) {
+    Py_buffer compact;
+    long long depth;
+    if (!PyArg_ParseTuple(args, "y*L", &compact, &depth)) return NULL;
+    Buf out = {0};
+    PyObject *result = NULL;
+    if (indent_into(compact.buf, compact.len, depth, &out) == 0)
+        result = PyBytes_FromStringAndSize((const char *)out.data, out.len);
+    PyMem_Free(out.data);
+    PyBuffer_Release(&compact);
+    return result;
+}
+
+/* text.store_skeleton: a layout byte (0 or 1: the depth that rebuilds it, 0xFF: none) and the body. */
+static PyObject *store_skeleton(PyObject *self, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "store_skeleton takes bytes");
+        return NULL;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(arg);
+    size_t n = PyBytes_GET_SIZE(arg);
+    Buf compact = {0}, rebuilt = {0};
+    PyObject *result = NULL;
+    if (put_bytes(&compact, "", 1) < 0) goto done; /* the layout byte, set below */
+    for (size_t i = 0; i < n;) { /* text._LAYOUT: spaces and newlines outside strings go */
+        size_t end = s[i] == '"' ? string_end(s, n, i) : 0;
+        if (end) {
+            if (put_bytes(&compact, s + i, end - i) < 0) goto done;
+            i = end;
+        } else if (s[i] == ' ' || s[i] == '\n') {
+            i++;
+        } else if (put_bytes(&compact, s + i, 1) < 0) {
+            goto done;
+        } else {
+            i++;
+        }
+    }
+    for (int depth = 0; depth < 2; depth++) {
+        if (indent_into(compact.data + 1, compact.len - 1, depth, &rebuilt) < 0) goto done;
+        if (rebuilt.len == n && !memcmp(rebuilt.data, s, n)) {
+            compact.data[0] = (unsigned char)depth;
+            result = PyBytes_FromStringAndSize((const char *)compact.data, compact.len);
+            goto done;
+        }
+    }
+    compact.len = 0;
+    if (put_bytes(&compact, "\xff", 1) == 0 && put_bytes(&compact, s, n) == 0)
+        result = PyBytes_FromStringAndSize((const char *)compact.data, compact.len);
+done:
+    PyMem_Free(compact.data);
+    PyMem_Free(rebuilt.data);
+    return result;
+}
+
+/* text.shared_token of each TOKEN dictionary entry (kind byte + payload), checked: dictionaries are untrusted. */
+static PyObject *shared_tokens(PyObject *self, PyObject *entries) {
+    if (!PyList_Check(entries)) {
+        PyErr_SetString(PyExc_TypeError, "shared_tokens takes a list of bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(entries);
+    PyObject *out = PyList_New(n);
+    Buf text = {0};
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *entry = PyList_GET_ITEM(entries, i);
+        if (!PyBytes_Check(entry)) {
+            PyErr_SetString(PyExc_TypeError, "shared_tokens takes a list of bytes");
+            Py_CLEAR(out);
+            break;
+        }
+        const unsigned char *e = (const unsigned char *)PyBytes_AS_STRING(entry);
+        size_t len = PyBytes_GET_SIZE(entry);
+        int kind = len ? e[0] : SHARED;
+        size_t size = len ? len - 1 : 0;
+        PyObject *token = NULL;
+        text.len = 0;
+        if (kind == SHARED) {
+            PyErr_SetString(Malformed, "TOKEN dictionary: entry without a usable kind byte");
+        } else if (kind == LITERAL) {
+            token = PyBytes_FromStringAndSize((const char *)e + 1, size);
+        } else if (kind == BASE64 || (kind <= BLOB_REF && size == 32)) {
+            size_t sigil = kind != BASE64, suffix = kind != BASE64 ? strlen(SUFFIXES[kind]) : 0;
+            if (reserve(&text, sigil + 4 * ((size + 2) / 3) + suffix) == 0) {
+                put(&text, SIGILS[kind != BASE64 ? kind : 0], sigil);
+                put_base64(&text, e + 1, size);
+                put(&text, SUFFIXES[kind != BASE64 ? kind : 0], suffix);
+                token = PyBytes_FromStringAndSize((const char *)text.data, text.len);
+            }
+        } else {
+            PyErr_Format(Malformed, "content column: bad dictionary entry (kind %d, %zu bytes)", kind, size);
+        }
+        if (!token) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, token);
+    }
+    PyMem_Free(text.data);
+    return out;
+}
+
 /* --- split_block ---------------------------------------------------------------------------------------------- */
 
 static const char *const ENVELOPE[7] = {"previous", "author", "sequence", "timestamp", "hash", "content", "signature"};
@@ -1557,6 +1727,9 @@ done:
 /* --- module -------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
+    {"indent", indent, METH_VARARGS, "indent(compact, depth) -> the skeleton laid out as text._indent does"},
+    {"store_skeleton", store_skeleton, METH_O, "store_skeleton(skeleton) -> its stored form, as text.store_skeleton"},
+    {"shared_tokens", shared_tokens, METH_O, "shared_tokens(entries) -> the token of each TOKEN dictionary entry"},
     {"encode_column", encode_column, METH_VARARGS,
      "encode_column(distinct, counts, stream, shared, skeleton_ids) -> the ten parts of text.TextColumn"},
     {"split_block", split_block, METH_VARARGS,

@@ -55,7 +55,7 @@ class Chain:
     @cached_property
     def shared_tokens(self) -> list[bytes]:
         """TOKEN entries as token texts."""
-        return [text.shared_token(e) for e in self.entries]
+        return text.shared_tokens(self.entries)
 
     @cached_property
     def names(self) -> list[str]:
@@ -143,7 +143,7 @@ def _load_chain(kind: int, head: DictRef | None, fetch: Fetch) -> Chain:
 def _check_references(kind: int, entries: tuple[Any, ...]) -> None:
     if len(set(entries)) != len(entries):
         raise MalformedArchive(f"{KIND_NAMES[kind]} dictionary repeats an entry")
-    if kind == TOKENS and any(text.HOLE in text.shared_token(e) for e in entries):
+    if kind == TOKENS and any(text.HOLE in tok for tok in text.shared_tokens(entries)):
         raise MalformedArchive("tokens dictionary: a token contains the 0x00 leaf end")
     if kind in STRING_KINDS:
         return

@@ -125,6 +125,8 @@ def _indent(compact: bytes, depth: int) -> bytes:
 
 def store_skeleton(skeleton: bytes) -> bytes:
     """How a SKELETON entry is stored: a depth byte and the skeleton without layout, when that rebuilds it."""
+    if _speedups is not None:
+        return _speedups.store_skeleton(skeleton)
     compact = _LAYOUT.sub(lambda m: m.group(1) or b"", skeleton)
     for depth in (0, 1):
         if _indent(compact, depth) == skeleton:
@@ -136,7 +138,9 @@ def load_skeleton(stored: bytes) -> bytes:
     """Inverse of `store_skeleton`."""
     if not stored or stored[0] not in (0, 1, _PLAIN_SKELETON):
         raise MalformedArchive("skeletons dictionary: an entry without a valid layout byte")
-    return stored[1:] if stored[0] == _PLAIN_SKELETON else _indent(stored[1:], stored[0])
+    if stored[0] == _PLAIN_SKELETON:
+        return stored[1:]
+    return _indent(stored[1:], stored[0]) if _speedups is None else _speedups.indent(stored[1:], stored[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +216,13 @@ def shared_token(entry: bytes) -> bytes:
     if not entry or entry[0] == SHARED:
         raise MalformedArchive("TOKEN dictionary: entry without a usable kind byte")
     return token_of(entry[0], entry[1:])
+
+
+def shared_tokens(entries: Sequence[bytes]) -> list[bytes]:
+    """`shared_token` of each entry."""
+    if _speedups is not None:
+        return _speedups.shared_tokens(list(entries))
+    return [shared_token(e) for e in entries]
 
 
 def encode_column(skeleton_ids: Sequence[int], tokens: Tokens, shared: Mapping[bytes, int]) -> TextColumn:
