@@ -183,3 +183,30 @@ def test_both_routes_refuse_the_same_feeds(feeds: list[list[Message]]) -> None:
             blocks.plan(bad)
         with pure_python(), pytest.raises(NotArchivable, match="one feed"):
             blocks.plan(bad)
+
+
+SKELETONS = st.lists(st.sampled_from([b"{", b"}", b"[", b"]", b"{}", b"[]", b",", b":", b" ", b"\n  ", b'"k"', b'"\\""',
+                                      b'"', b"\x00", b'"\x00"', b"x"]), max_size=25).map(b"".join)  # fmt: skip
+
+
+@needs_compiled
+@given(SKELETONS | st.binary(max_size=40), st.binary(max_size=40))
+def test_skeleton_layouts_agree(skeleton: bytes, stored: bytes) -> None:
+    outcome = both(lambda: (text.store_skeleton(skeleton), text.load_skeleton(stored)))
+    with pure_python():
+        assert both(lambda: (text.store_skeleton(skeleton), text.load_skeleton(stored))) == outcome
+    with pure_python():  # layouts made by either route rebuild the skeleton on either route
+        assert text.load_skeleton(text.store_skeleton(skeleton)) == skeleton
+
+
+ENTRIES = st.builds(
+    lambda k, p: bytes([k]) + p, st.integers(0, 7), st.binary(max_size=40) | st.binary(min_size=32, max_size=32)
+)
+
+
+@needs_compiled
+@given(st.lists(ENTRIES | st.just(b"")))
+def test_shared_tokens_agree(entries: list[bytes]) -> None:
+    outcome = both(lambda: text.shared_tokens(entries))
+    with pure_python():
+        assert both(lambda: text.shared_tokens(entries)) == outcome
