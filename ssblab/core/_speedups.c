@@ -62,6 +62,12 @@ static void put(Pass *p, const char *bytes, size_t n) { /* after reserve */
     p->len += n;
 }
 
+static Status emit(Pass *p, const char *bytes, size_t n) {
+    if (reserve(p, n)) return NO_MEMORY;
+    put(p, bytes, n);
+    return OK;
+}
+
 static Status newline(Pass *p, int depth) {
     size_t n = 1 + 2 * (size_t)depth;
     if (reserve(p, n)) return NO_MEMORY;
@@ -154,8 +160,7 @@ static size_t utf8_sequence(const unsigned char *s, const unsigned char *end) {
 
 /* A string (p->at is past the opening quote), written in V8's escaping. */
 static Status string(Pass *p) {
-    if (reserve(p, 1)) return NO_MEMORY;
-    put(p, "\"", 1);
+    if (emit(p, "\"", 1)) return NO_MEMORY;
     for (;;) {
         const unsigned char *run = p->at; /* copy plain ASCII in one go */
         p->at = plain_run(p->at, p->end);
@@ -255,10 +260,8 @@ static Status number(Pass *p) {
         PyMem_Free(shortest);
         if (!same) return BAIL;
     }
-    if (reserve(p, n)) return NO_MEMORY;
-    put(p, (const char *)start, n);
     p->at = s;
-    return OK;
+    return emit(p, (const char *)start, n);
 }
 
 static Status value(Pass *p, int depth);
@@ -275,106 +278,71 @@ static Status push_key(Pass *p, size_t offset, size_t length) {
     return OK;
 }
 
-/* An object's members (p->at is past the '{'): keys in their order, none twice, none starting with a digit. */
-static Status object(Pass *p, int depth) {
+/* An object member's key and colon: keys in their order, none twice, none starting with a digit. */
+static Status member_key(Pass *p, size_t first_key) {
+    if (p->at >= p->end || *p->at != '"') return BAIL;
+    p->at++;
+    size_t key_at = p->len;
+    Status status = string(p);
+    if (status) return status;
+    size_t key_len = p->len - key_at;
+    unsigned first = p->out[key_at + 1];
+    if (first >= '0' && first <= '9') return BAIL; /* maybe an array index, which V8 moves first */
+    /* Equal strings have equal escaped forms, so comparing the written keys finds duplicates. */
+    if ((p->nkeys - first_key) / 2 >= MAX_KEYS) return BAIL;
+    for (size_t k = first_key; k < p->nkeys; k += 2)
+        if (p->keys[k + 1] == key_len && memcmp(p->out + p->keys[k], p->out + key_at, key_len) == 0) return BAIL;
+    if ((status = push_key(p, key_at, key_len))) return status;
     skip_space(p);
-    if (p->at < p->end && *p->at == '}') {
+    if (p->at >= p->end || *p->at != ':') return BAIL;
+    p->at++;
+    skip_space(p);
+    return emit(p, ": ", 2);
+}
+
+/* An object's or array's members (p->at is past the opening bracket), one a line, indented. */
+static Status members(Pass *p, int depth, char open, char close) {
+    skip_space(p);
+    if (p->at < p->end && *p->at == close) {
         p->at++;
-        if (reserve(p, 2)) return NO_MEMORY;
-        put(p, "{}", 2);
-        return OK;
+        const char empty[2] = {open, close};
+        return emit(p, empty, 2);
     }
-    if (reserve(p, 1)) return NO_MEMORY;
-    put(p, "{", 1);
     size_t first_key = p->nkeys;
     Status status;
+    if ((status = emit(p, &open, 1))) return status;
     for (;;) {
         if ((status = newline(p, depth + 1))) return status;
-        if (p->at >= p->end || *p->at != '"') return BAIL;
-        p->at++;
-        size_t key_at = p->len;
-        if ((status = string(p))) return status;
-        size_t key_len = p->len - key_at;
-        unsigned first = p->out[key_at + 1];
-        if (first >= '0' && first <= '9') return BAIL; /* maybe an array index, which V8 moves first */
-        /* Equal strings have equal escaped forms, so comparing the written keys finds duplicates. */
-        if ((p->nkeys - first_key) / 2 >= MAX_KEYS) return BAIL;
-        for (size_t k = first_key; k < p->nkeys; k += 2)
-            if (p->keys[k + 1] == key_len && memcmp(p->out + p->keys[k], p->out + key_at, key_len) == 0)
-                return BAIL;
-        if ((status = push_key(p, key_at, key_len))) return status;
-        skip_space(p);
-        if (p->at >= p->end || *p->at != ':') return BAIL;
-        p->at++;
-        skip_space(p);
-        if (reserve(p, 2)) return NO_MEMORY;
-        put(p, ": ", 2);
+        if (close == '}' && (status = member_key(p, first_key))) return status;
         if ((status = value(p, depth + 1))) return status;
         skip_space(p);
         if (p->at >= p->end) return BAIL;
         if (*p->at == ',') {
             p->at++;
             skip_space(p);
-            if (reserve(p, 1)) return NO_MEMORY;
-            put(p, ",", 1);
+            if ((status = emit(p, ",", 1))) return status;
             continue;
         }
-        if (*p->at != '}') return BAIL;
+        if (*p->at != close) return BAIL;
         p->at++;
         p->nkeys = first_key;
         if ((status = newline(p, depth))) return status;
-        if (reserve(p, 1)) return NO_MEMORY;
-        put(p, "}", 1);
-        return OK;
-    }
-}
-
-static Status array(Pass *p, int depth) {
-    skip_space(p);
-    if (p->at < p->end && *p->at == ']') {
-        p->at++;
-        if (reserve(p, 2)) return NO_MEMORY;
-        put(p, "[]", 2);
-        return OK;
-    }
-    if (reserve(p, 1)) return NO_MEMORY;
-    put(p, "[", 1);
-    Status status;
-    for (;;) {
-        if ((status = newline(p, depth + 1))) return status;
-        if ((status = value(p, depth + 1))) return status;
-        skip_space(p);
-        if (p->at >= p->end) return BAIL;
-        if (*p->at == ',') {
-            p->at++;
-            skip_space(p);
-            if (reserve(p, 1)) return NO_MEMORY;
-            put(p, ",", 1);
-            continue;
-        }
-        if (*p->at != ']') return BAIL;
-        p->at++;
-        if ((status = newline(p, depth))) return status;
-        if (reserve(p, 1)) return NO_MEMORY;
-        put(p, "]", 1);
-        return OK;
+        return emit(p, &close, 1);
     }
 }
 
 static Status literal(Pass *p, const char *word, size_t n) {
     if ((size_t)(p->end - p->at) < n || memcmp(p->at, word, n) != 0) return BAIL;
     p->at += n;
-    if (reserve(p, n)) return NO_MEMORY;
-    put(p, word, n);
-    return OK;
+    return emit(p, word, n);
 }
 
 static Status value(Pass *p, int depth) {
     if (depth > MAX_DEPTH || p->at >= p->end) return BAIL;
     switch (*p->at) {
     case '"': p->at++; return string(p);
-    case '{': p->at++; return object(p, depth);
-    case '[': p->at++; return array(p, depth);
+    case '{': p->at++; return members(p, depth, '{', '}');
+    case '[': p->at++; return members(p, depth, '[', ']');
     case 't': return literal(p, "true", 4);
     case 'f': return literal(p, "false", 5);
     case 'n': return literal(p, "null", 4);
