@@ -310,10 +310,17 @@ static int grow(Out *o, int64_t need) {
 static inline int emit(const unsigned char *p, int64_t len, Out *o) {
     if (o->len + len > o->cap && grow(o, o->len + len) < 0) return -1;
     unsigned char *to = o->data + o->len;
-    if (len <= 8) /* most tokens: cheaper than a call to memcpy */
-        for (int64_t k = 0; k < len; k++) to[k] = p[k];
-    else
+    if (len > 16) { /* most tokens are short: fixed-size moves, overlapping, beat a call to memcpy */
         memcpy(to, p, len);
+    } else if (len >= 8) {
+        memcpy(to, p, 8);
+        memcpy(to + len - 8, p + len - 8, 8);
+    } else if (len >= 4) {
+        memcpy(to, p, 4);
+        memcpy(to + len - 4, p + len - 4, 4);
+    } else if (len > 0) {
+        to[0] = p[0], to[len / 2] = p[len / 2], to[len - 1] = p[len - 1];
+    }
     o->len += len;
     return 0;
 }
@@ -362,6 +369,10 @@ static int walk(Walk *w, Out *out, int64_t *offsets) {
             if (emit_part(w, first + k, out) < 0) return -1;
         }
         offsets[i + 1] = out->len;
+        if (offsets[i] < out->len && (out->data[offsets[i]] & 0xC0) == 0x80) { /* while the text is in cache */
+            PyErr_Format(Malformed, "content is not UTF-8 at byte %lld", (long long)offsets[i]);
+            return -1;
+        }
     }
     if (w->dense.pos != w->dense.len) {
         PyErr_SetString(Malformed, "content column: tokens after the last leaf");
@@ -450,10 +461,7 @@ static PyObject *decode_column(PyObject *self, PyObject *args) {
     if (failed || _PyBytes_Resize(&texts, out.len) < 0) goto done;
     unsigned char *data = (unsigned char *)PyBytes_AS_STRING(texts);
     int64_t total = out.len;
-    int ascii = is_ascii(data, total); /* most blocks: then every check below holds */
-    Py_ssize_t bad = ascii ? -1 : utf8_error(data, total);
-    for (Py_ssize_t i = 0; i < n && bad < 0 && !ascii; i++) /* and no text starts inside a character */
-        if (ends[i] < total && (data[ends[i]] & 0xC0) == 0x80) bad = ends[i];
+    Py_ssize_t bad = utf8_error(data, total); /* and walk saw that no text starts inside a character */
     if (bad >= 0) {
         PyErr_Format(Malformed, "content is not UTF-8 at byte %zd", bad);
         goto done;
