@@ -85,6 +85,25 @@ static int is_ascii(const unsigned char *p, size_t len) {
     return 1;
 }
 
+static void base64_into(unsigned char *o, const unsigned char *raw, size_t len);
+
+/* id_texts(digests) -> "%<base64>.sha256" of each 32-byte digest, 52 bytes each, end to end. */
+static PyObject *id_texts(PyObject *self, PyObject *arg) {
+    Py_buffer digests;
+    if (PyObject_GetBuffer(arg, &digests, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t n = digests.len / 32;
+    PyObject *out = digests.len % 32 ? NULL : PyBytes_FromStringAndSize(NULL, 52 * n);
+    if (digests.len % 32) PyErr_SetString(PyExc_ValueError, "id_texts: not 32-byte digests");
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out) + 52 * i;
+        o[0] = '%';
+        base64_into(o + 1, (const unsigned char *)digests.buf + 32 * i, 32);
+        memcpy(o + 45, ".sha256", 7);
+    }
+    PyBuffer_Release(&digests);
+    return out;
+}
+
 /* --- decode_column ------------------------------------------------------------------------------------------- */
 
 /* A canonical StreamVByte column (docs/archive-format.md §4; widths 1234, or 1248 when wide) as a new array of
@@ -181,8 +200,6 @@ typedef struct {
 enum { LITERAL, MSG_REF, FEED_REF, BLOB_REF, BASE64, SHARED };
 static const char *const SIGILS[] = {"", "%", "@", "&"};
 static const char *const SUFFIXES[] = {"", ".sha256", ".ed25519", ".sha256"};
-
-static void base64_into(unsigned char *o, const unsigned char *raw, size_t len);
 
 /* The block dictionary (§6.2) as one text per rank; own refs and base64 entries are rendered into *scratch. */
 typedef struct {
@@ -1747,6 +1764,7 @@ static PyMethodDef methods[] = {
      "flatten_block(contents, keys_as_data) -> (skeletons, distinct tokens, int64 counts, int64 token indexes) or "
      "None"},
     {"classify", classify, METH_O, "classify(tokens) -> [(kind, payload)] as text.entry_of"},
+    {"id_texts", id_texts, METH_O, "id_texts(digests) -> the message id of each 32-byte digest, 52 bytes each"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},
     {"decode_column", decode_column, METH_VARARGS,
      "decode_column(parts, n, shared_data, shared_offsets, skeleton_parts_data, skeleton_parts_offsets, first, "

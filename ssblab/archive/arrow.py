@@ -26,6 +26,11 @@ from ssblab.archive import block as blocks
 from ssblab.archive.dictionaries import TYPES, Dictionaries
 from ssblab.core.schema import arrow_schema
 
+try:
+    from ssblab.archive import _speedups
+except ImportError:  # no C compiler at install: numpy's base64 gives the same ids
+    _speedups = None
+
 MESSAGES_SCHEMA = arrow_schema("messages")
 UNVERIFIED = "unverified"
 _ID_TAIL = np.frombuffer(b"=.sha256", dtype=np.uint8)
@@ -36,6 +41,9 @@ def id_column(digests: bytes) -> pa.Array:
     """``%<base64>.sha256`` for each 32-byte digest of ``digests`` (end to end), built as one buffer: 52 bytes
     per id."""
     n = len(digests) // 32
+    offsets = np.arange(0, 52 * n + 1, 52, dtype=np.int32)
+    if _speedups is not None:
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(_speedups.id_texts(digests)))
     padded = np.zeros((n, 33), dtype=np.uint8)
     padded[:, :32] = np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)
     letters = np.frombuffer(base64.b64encode(padded.tobytes()), dtype=np.uint8).reshape(n, 44)
@@ -43,7 +51,6 @@ def id_column(digests: bytes) -> pa.Array:
     out[:, 0] = ord("%")
     out[:, 1:44] = letters[:, :43]  # the 44th letter of 33 bytes is the "=" of 32 bytes
     out[:, 44:] = _ID_TAIL
-    offsets = np.arange(0, 52 * n + 1, 52, dtype=np.int32)
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(out.tobytes()))
 
 
@@ -79,11 +86,12 @@ def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndar
     """(the content column, the timestamps, is_private): verbatim rows take theirs from their whole text."""
     n, contents, offsets = blk.sketch.length, blk.contents, blk.offsets
     stamps = blk.timestamps.astype(np.float64)
-    first = np.frombuffer(contents, dtype=np.uint8)[offsets[:-1]] if len(contents) else np.zeros(n, np.uint8)
-    private = first == ord('"')
-    if not verbatim:
-        data = pa.py_buffer(contents)
-        return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), data).cast(pa.string()), stamps, private
+    starts = np.minimum(offsets[:-1], len(contents) - 1)  # an empty last text has no first byte
+    first = np.frombuffer(contents, dtype=np.uint8)[starts] if len(contents) else np.zeros(n, np.uint8)
+    private = (first == ord('"')) & (offsets[1:] > offsets[:-1])
+    if not verbatim:  # texts are below 2 GiB (the decoder's limit): 32-bit offsets as they are
+        data, ends = pa.py_buffer(contents), pa.py_buffer(offsets.astype(np.int32))
+        return pa.StringArray.from_buffers(n, ends, data), stamps, private
     texts: list[bytes | None] = [contents[offsets[i] : offsets[i + 1]] for i in range(n)]
     stamps = stamps.astype(object)
     for i in verbatim:

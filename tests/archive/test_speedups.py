@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
 from ssblab.archive import svb, text
-from ssblab.archive.arrow import to_arrow
+from ssblab.archive.arrow import id_column, to_arrow
 from ssblab.archive.bundle import build_archives
 from ssblab.archive.errors import ArchiveError, NotArchivable
 from ssblab.core.message import Message
@@ -99,7 +99,7 @@ def odd_feeds(draw: st.DrawFn) -> list[Message]:
         return sign_feed([{"type": "post", "text": "x"}])
 
 
-SLOW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @needs_compiled
@@ -210,3 +210,11 @@ def test_shared_tokens_agree(entries: list[bytes]) -> None:
     outcome = both(lambda: text.shared_tokens(entries))
     with pure_python():
         assert both(lambda: text.shared_tokens(entries)) == outcome
+
+
+@needs_compiled
+@given(st.lists(st.binary(min_size=32, max_size=32), max_size=5).map(b"".join))
+def test_id_columns_agree(digests: bytes) -> None:
+    compiled = id_column(digests)
+    with pure_python():
+        assert id_column(digests) == compiled
