@@ -1158,59 +1158,58 @@ static Py_ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned 
     return (Py_ssize_t)out;
 }
 
-/* text.entry_of: (kind, payload) of a token without the shared dictionary. */
-static PyObject *entry_of(const unsigned char *tok, size_t len, unsigned char *raw) {
+/* text.entry_of: the kind of a token without the shared dictionary, and its payload (the token itself, or its
+ * decoded bytes written to raw, which holds len bytes). */
+static int entry_of(const unsigned char *tok, size_t len, unsigned char *raw, const unsigned char **payload,
+                    size_t *size) {
+    Py_ssize_t got;
     if (len >= 52 && tok[44] == '=') {
         for (int kind = MSG_REF; kind <= BLOB_REF; kind++) {
             size_t suffix = strlen(SUFFIXES[kind]);
-            Py_ssize_t size;
             if (tok[0] == SIGILS[kind][0] && len == 45 + suffix && !memcmp(tok + 45, SUFFIXES[kind], suffix) &&
-                (size = canonical_b64(tok + 1, 44, raw)) >= 0)
-                return Py_BuildValue("(iy#)", kind, raw, size);
+                (got = canonical_b64(tok + 1, 44, raw)) >= 0) {
+                *payload = raw, *size = got;
+                return kind;
+            }
         }
     }
-    if (len >= 20 && !memchr(" \n%&@", tok[0], 5)) {
-        Py_ssize_t size = canonical_b64(tok, len, raw);
-        if (size >= 0) return Py_BuildValue("(iy#)", BASE64, raw, size);
+    if (len >= 20 && !memchr(" \n%&@", tok[0], 5) && (got = canonical_b64(tok, len, raw)) >= 0) {
+        *payload = raw, *size = got;
+        return BASE64;
     }
-    return Py_BuildValue("(iy#)", LITERAL, tok, (Py_ssize_t)len);
+    *payload = tok, *size = len;
+    return LITERAL;
 }
 
-/* classify(tokens) -> [(kind, payload)] of each token, as text.entry_of gives them. */
-static PyObject *classify(PyObject *self, PyObject *tokens) {
+/* shared_entries(tokens) -> text.shared_entry of each token: its kind byte, then its payload. */
+static PyObject *shared_entries(PyObject *self, PyObject *tokens) {
     if (!PyList_Check(tokens)) {
-        PyErr_SetString(PyExc_TypeError, "classify takes a list of bytes");
+        PyErr_SetString(PyExc_TypeError, "shared_entries takes a list of bytes");
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(tokens);
     PyObject *out = PyList_New(n);
-    unsigned char *raw = NULL;
-    size_t raw_cap = 0;
+    Buf raw = {0}, entry = {0};
     for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *tok = PyList_GET_ITEM(tokens, i);
+        PyObject *tok = PyList_GET_ITEM(tokens, i), *item = NULL;
         if (!PyBytes_Check(tok)) {
-            PyErr_SetString(PyExc_TypeError, "classify takes a list of bytes");
+            PyErr_SetString(PyExc_TypeError, "shared_entries takes a list of bytes");
+        } else if (raw.len = 0, entry.len = 0, reserve(&raw, PyBytes_GET_SIZE(tok)) == 0) {
+            const unsigned char *payload;
+            size_t size;
+            unsigned char kind = (unsigned char)entry_of((const unsigned char *)PyBytes_AS_STRING(tok),
+                                                         PyBytes_GET_SIZE(tok), raw.data, &payload, &size);
+            if (put_bytes(&entry, &kind, 1) == 0 && put_bytes(&entry, payload, size) == 0)
+                item = PyBytes_FromStringAndSize((const char *)entry.data, entry.len);
+        }
+        if (!item) {
             Py_CLEAR(out);
             break;
         }
-        size_t len = PyBytes_GET_SIZE(tok);
-        if (len > raw_cap) {
-            unsigned char *grown = PyMem_Realloc(raw, len);
-            if (!grown) {
-                PyErr_NoMemory();
-                Py_CLEAR(out);
-                break;
-            }
-            raw = grown, raw_cap = len;
-        }
-        PyObject *entry = entry_of((const unsigned char *)PyBytes_AS_STRING(tok), len, raw);
-        if (!entry) {
-            Py_CLEAR(out);
-            break;
-        }
-        PyList_SET_ITEM(out, i, entry);
+        PyList_SET_ITEM(out, i, item);
     }
-    PyMem_Free(raw);
+    PyMem_Free(raw.data);
+    PyMem_Free(entry.data);
     return out;
 }
 
@@ -1317,14 +1316,11 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
                 }
                 raw = grown, raw_cap = len;
             }
-            PyObject *entry = entry_of((const unsigned char *)PyBytes_AS_STRING(tok), len, raw);
-            if (!entry) goto done;
-            kind = (unsigned char)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
-            PyObject *bytes = PyTuple_GET_ITEM(entry, 1);
-            int failed = put_bytes(&payload, PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes)) < 0;
-            if (kind == LITERAL || kind == BASE64) sizes[n_sizes++] = PyBytes_GET_SIZE(bytes);
-            Py_DECREF(entry);
-            if (failed) goto done;
+            const unsigned char *bytes;
+            size_t size;
+            kind = (unsigned char)entry_of((const unsigned char *)PyBytes_AS_STRING(tok), len, raw, &bytes, &size);
+            if (put_bytes(&payload, bytes, size) < 0) goto done;
+            if (kind == LITERAL || kind == BASE64) sizes[n_sizes++] = size;
         }
         if (put_bytes(&kinds, &kind, 1) < 0) goto done;
     }
@@ -1763,7 +1759,7 @@ static PyMethodDef methods[] = {
     {"flatten_block", flatten_block, METH_VARARGS,
      "flatten_block(contents, keys_as_data) -> (skeletons, distinct tokens, int64 counts, int64 token indexes) or "
      "None"},
-    {"classify", classify, METH_O, "classify(tokens) -> [(kind, payload)] as text.entry_of"},
+    {"shared_entries", shared_entries, METH_O, "shared_entries(tokens) -> text.shared_entry of each token"},
     {"id_texts", id_texts, METH_O, "id_texts(digests) -> the message id of each 32-byte digest, 52 bytes each"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},
     {"decode_column", decode_column, METH_VARARGS,

@@ -52,6 +52,7 @@ from ssblab.archive.text import KEYS_AS_DATA
 from ssblab.core.message import Message
 from ssblab.core.refs import b64, parse_feed_id, parse_message_id
 
+KEYS_AS_DATA_UTF8 = frozenset(k.encode() for k in KEYS_AS_DATA)  # types as the envelopes hold them
 SHARED_MIN = 4  # bytes of kind + payload above which a token repeated across blocks joins the TOKEN dictionary
 
 
@@ -92,7 +93,7 @@ def plan(messages: Sequence[Message]) -> Planned:
     previous = messages[0].previous if isinstance(messages[0].previous, str) else None
     envelopes = split_block(messages, author, previous, first)
     keys_as_data = [
-        order is not None and kind is not None and kind.decode() in KEYS_AS_DATA
+        order is not None and kind in KEYS_AS_DATA_UTF8
         for order, kind in zip(envelopes.orders, envelopes.types, strict=True)
     ]
     skeletons, tokens = text.flatten_block(envelopes.contents, keys_as_data)
@@ -129,8 +130,7 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
 def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
     seen = Counter(chain.from_iterable(block.tokens.distinct for block in blocks))  # in the order first met
     repeated = [tok for tok, count in seen.items() if count > 1 and tok not in known]
-    entries = [bytes([kind]) + payload for kind, payload in text.entries_of(repeated)]  # `text.shared_entry`
-    return [e for e in entries if len(e) > SHARED_MIN]
+    return [e for e in text.shared_entries(repeated) if len(e) > SHARED_MIN]
 
 
 def _column_ids(block: Planned, dicts: Dictionaries) -> tuple[list[int], list[int]]:

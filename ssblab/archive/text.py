@@ -189,9 +189,6 @@ def entry_of(token: bytes) -> tuple[int, bytes]:
     return LITERAL, token
 
 
-def entries_of(tokens: list[bytes]) -> list[tuple[int, bytes]]:
-    """`entry_of` of each token."""
-    return _speedups.classify(tokens) if _speedups is not None else [entry_of(tok) for tok in tokens]
 
 
 def token_of(kind: int, payload: bytes) -> bytes:
@@ -210,6 +207,11 @@ def shared_entry(token: bytes) -> bytes:
     """How a token is stored in the shared TOKEN dictionary: its kind byte, then its payload."""
     kind, payload = entry_of(token)
     return bytes([kind]) + payload
+
+
+def shared_entries(tokens: list[bytes]) -> list[bytes]:
+    """`shared_entry` of each token."""
+    return _speedups.shared_entries(tokens) if _speedups is not None else [shared_entry(tok) for tok in tokens]
 
 
 def shared_token(entry: bytes) -> bytes:
@@ -238,8 +240,7 @@ def encode_column(skeleton_ids: Sequence[int], tokens: Tokens, shared: Mapping[b
     rank_of = np.empty(order.size, dtype=np.int64)
     rank_of[order] = np.arange(order.size)
     ranks = rank_of[tokens.stream]
-    own = iter(entries_of([tok for tok in ranked if tok not in shared]))
-    entries = [(SHARED, b"") if tok in shared else next(own) for tok in ranked]
+    entries = [(SHARED, b"") if tok in shared else entry_of(tok) for tok in ranked]
     s = dense.best_s(ranks, len(ranked))
     return TextColumn(
         kinds=bytes(kind for kind, _ in entries),

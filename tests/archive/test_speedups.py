@@ -170,10 +170,10 @@ def tokens_like(raw: bytes, sigil: bytes, suffix: bytes, cut: int) -> bytes:
         | st.binary(max_size=60)
     )
 )
-def test_classify_is_entry_of(tokens: list[bytes]) -> None:
-    compiled = text.entries_of(tokens)
+def test_shared_entries_agree(tokens: list[bytes]) -> None:
+    compiled = text.shared_entries(tokens)
     with pure_python():
-        assert text.entries_of(tokens) == compiled
+        assert text.shared_entries(tokens) == compiled
 
 
 @needs_compiled
