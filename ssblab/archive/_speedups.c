@@ -1618,8 +1618,10 @@ static PyObject *type_of(PyObject *value) {
     PyObject *content = PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_CONTENT]);
     PyObject *kind = content && PyDict_Check(content) ? PyDict_GetItemWithError(content, TYPE_KEY) : NULL;
     if (PyErr_Occurred()) return NULL;
-    return kind && PyUnicode_Check(kind) ? PyUnicode_AsEncodedString(kind, "utf-8", "surrogatepass")
-                                         : Py_NewRef(Py_None);
+    if (!kind || !PyUnicode_Check(kind)) return Py_NewRef(Py_None);
+    if (PyUnicode_IS_ASCII(kind)) /* most types, without the codec machinery */
+        return PyBytes_FromStringAndSize(PyUnicode_DATA(kind), PyUnicode_GET_LENGTH(kind));
+    return PyUnicode_AsEncodedString(kind, "utf-8", "surrogatepass");
 }
 
 /* split_block(values, encodings, ids, author, previous, first) -> (orders, timestamps, signatures, contents,

@@ -7,7 +7,7 @@ one prefix of slots whose widths add up to ``len(values)`` (every width is at le
 widths and zero padding make the encoding canonical: one list of integers has exactly one encoding.
 
 Invariant: `decode` either returns the integers whose canonical encoding is ``(codes, values)`` or raises
-`MalformedArchive`; it reads nothing outside the two buffers.
+`MalformedArchive`; it reads nothing outside the two buffers. With `_speedups` built, `decode` reads in C.
 """
 
 from __future__ import annotations

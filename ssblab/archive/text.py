@@ -13,8 +13,11 @@ Strategy (docs/archive-format.md §6):
 3. Ranks are written with the (s,c)-dense code of `dense`.
 
 Invariants: `decode_column(encode_column(x))` rebuilds every text byte for byte; the bytes depend only on the
-texts and the shared dictionaries (no hash order, no clock). Decoding is vectorised: the token and skeleton-part
-sequence of the whole block is assembled with numpy and gathered by Arrow in one call (`pieces`).
+texts and the shared dictionaries (no hash order, no clock).
+
+Two routes give the same bytes: `_speedups` (C) flattens, tokenizes and codes a block's column in one pass each
+and decodes it in one walk over the ranks; without it, the regular expressions above code it and decoding is
+vectorised (numpy assembles the block's token and skeleton-part sequence, Arrow gathers it in one call: `pieces`).
 """
 
 from __future__ import annotations
