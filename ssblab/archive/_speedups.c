@@ -85,7 +85,62 @@ static int is_ascii(const unsigned char *p, size_t len) {
     return 1;
 }
 
-static void base64_into(unsigned char *o, const unsigned char *raw, size_t len);
+/* A growing byte buffer (PyMem). */
+typedef struct {
+    unsigned char *data;
+    size_t len, cap;
+} Buf;
+
+static int reserve(Buf *b, size_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) cap *= 2;
+    unsigned char *grown = PyMem_Realloc(b->data, cap);
+    if (!grown) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = grown;
+    b->cap = cap;
+    return 0;
+}
+
+static inline void put(Buf *b, const void *p, size_t len) { /* after reserve */
+    memcpy(b->data + b->len, p, len);
+    b->len += len;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static uint16_t B64_PAIRS[4096]; /* the two letters of each 12-bit value, filled at import */
+
+static void base64_into(unsigned char *o, const unsigned char *raw, size_t len) { /* 4 * ceil(len / 3) letters */
+    size_t i = 0;
+    for (; i + 3 <= len; i += 3, o += 4) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
+        memcpy(o, &B64_PAIRS[v >> 12], 2);
+        memcpy(o + 2, &B64_PAIRS[v & 0xFFF], 2);
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < len ? (uint32_t)raw[i + 1] << 8 : 0);
+        o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63];
+        o[2] = i + 1 < len ? B64[v >> 6 & 63] : '=', o[3] = '=';
+    }
+}
+
+static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after reserve of 4 * ceil(len / 3) */
+    base64_into(b->data + b->len, raw, len);
+    b->len += 4 * ((len + 2) / 3);
+}
+
+static void put_int(Buf *b, int64_t value) { /* after reserve of 20 */
+    char digits[20];
+    int n = 0;
+    uint64_t v = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    do digits[n++] = '0' + v % 10; while (v /= 10);
+    if (value < 0) b->data[b->len++] = '-';
+    while (n) b->data[b->len++] = digits[--n];
+}
 
 /* id_texts(digests) -> "%<base64>.sha256" of each 32-byte digest, 52 bytes each, end to end. */
 static PyObject *id_texts(PyObject *self, PyObject *arg) {
@@ -294,7 +349,7 @@ done:
     return status;
 }
 
-/* The texts as the skeletons and tokens give them (one walk counts the bytes, the next writes them). */
+/* A walk over the ranks: each text as its skeleton's parts with the tokens of its leaves between them. */
 typedef struct {
     Dense dense;
     const Entries *entries;
@@ -318,6 +373,7 @@ static int grow(Out *o, int64_t need) {
         return -1;
     }
     int64_t cap = o->cap * 2 > need ? o->cap * 2 : need;
+    cap = cap < MAX_TEXTS ? cap : MAX_TEXTS;
     if (_PyBytes_Resize(&o->bytes, cap) < 0) return -1;
     o->data = (unsigned char *)PyBytes_AS_STRING(o->bytes);
     o->cap = cap;
@@ -466,7 +522,7 @@ static PyObject *decode_column(PyObject *self, PyObject *args) {
         w.dense.bases[len] = w.dense.bases[len - 1] + width;
         width *= 256 - s;
     }
-    Out out = {.cap = 8 * w.dense.len + 64 * n}; /* a guess; grown as needed */
+    Out out = {.cap = 8 * w.dense.len + 64 * n + 64}; /* a guess, never 0 (the shared empty bytes); grown */
     if (!(out.bytes = PyBytes_FromStringAndSize(NULL, out.cap)) ||
         !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (n + 1))))
         goto done;
@@ -502,62 +558,6 @@ done:
 /* --- chain_ids ----------------------------------------------------------------------------------------------- */
 
 enum { F_PREVIOUS, F_SEQUENCE, F_TIMESTAMP, F_CONTENT, F_SIGNATURE, N_FIELDS };
-
-typedef struct {
-    unsigned char *data;
-    size_t len, cap;
-} Buf;
-
-static int reserve(Buf *b, size_t extra) {
-    if (b->len + extra <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) cap *= 2;
-    unsigned char *grown = PyMem_Realloc(b->data, cap);
-    if (!grown) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->data = grown;
-    b->cap = cap;
-    return 0;
-}
-
-static inline void put(Buf *b, const void *p, size_t len) { /* after reserve */
-    memcpy(b->data + b->len, p, len);
-    b->len += len;
-}
-
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static uint16_t B64_PAIRS[4096]; /* the two letters of each 12-bit value, filled at import */
-
-static void base64_into(unsigned char *o, const unsigned char *raw, size_t len) { /* 4 * ceil(len / 3) letters */
-    size_t i = 0;
-    for (; i + 3 <= len; i += 3, o += 4) {
-        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
-        memcpy(o, &B64_PAIRS[v >> 12], 2);
-        memcpy(o + 2, &B64_PAIRS[v & 0xFFF], 2);
-    }
-    if (i < len) {
-        uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < len ? (uint32_t)raw[i + 1] << 8 : 0);
-        o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63];
-        o[2] = i + 1 < len ? B64[v >> 6 & 63] : '=', o[3] = '=';
-    }
-}
-
-static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after reserve of 4 * ceil(len / 3) */
-    base64_into(b->data + b->len, raw, len);
-    b->len += 4 * ((len + 2) / 3);
-}
-
-static void put_int(Buf *b, int64_t value) { /* after reserve of 20 */
-    char digits[20];
-    int n = 0;
-    uint64_t v = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
-    do digits[n++] = '0' + v % 10; while (v /= 10);
-    if (value < 0) b->data[b->len++] = '-';
-    while (n) b->data[b->len++] = digits[--n];
-}
 
 /* Appends UTF-8 text as Node's Buffer.from(text, "binary"): the low byte of each UTF-16 unit (what an id
  * hashes). The text was checked to be UTF-8 when decoded; a cut character still fails here, never reads past. */
