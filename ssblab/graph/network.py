@@ -98,7 +98,13 @@ class FollowNetwork:
     def overlap_experiment(self, root: str, *, peers: int = 5, samples: int = 10,
                            rng: random.Random) -> list[traversal.Coverage]:
         """The paper's A.6 experiment (see `ssblab.graph.traversal.overlap_experiment`), on the packed graph."""
-        candidates = [feed for feed in traversal.followers_of_someone(self.edges) if feed != root]
+        packed = self._on_driver()
+        if packed is None:
+            followers = traversal.followers_of_someone(self.edges)
+        else:  # the feeds with a row in the follow matrix, already sorted by number
+            rows = packed.local.follows.by_source.getnnz(axis=1)  # type: ignore[union-attr]
+            followers = [packed.ids[k] for k in rows.nonzero()[0]]
+        candidates = [feed for feed in followers if feed != root]
         return traversal.overlap_experiment(self.packed, root, peers=peers, samples=samples, rng=rng,
                                             candidates=candidates)
 

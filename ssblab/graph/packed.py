@@ -25,7 +25,7 @@ dependencies.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ssblab.friends.contacts import BLOCK, FOLLOW, UNFOLLOW
@@ -108,14 +108,21 @@ class PackedGraph:
     """Feed ids by number and the numbered edges (``src, dst, weight``), on the driver or cached in Spark."""
 
     ids: tuple[str, ...]
-    index: dict[str, int]
     edges: int
     local: LocalEdges | None = None
     blocks: DataFrame | None = None
+    index: dict[str, int] = field(init=False, repr=False)  # feed id -> number
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", _numbers(self.ids))
 
     def unpersist(self) -> None:
         if self.blocks is not None:
             self.blocks.unpersist()
+
+
+def _numbers(ids: tuple[str, ...]) -> dict[str, int]:
+    return {feed: k for k, feed in enumerate(ids)}
 
 
 def _arrays(row: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -158,7 +165,7 @@ def _pack_local(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
     weight = table["weight"].to_numpy(np.int32)
     names_tuple = tuple(ids.tolist())
     local = LocalEdges.from_numbers(names_tuple, src, dst, weight)
-    return PackedGraph(names_tuple, {feed: k for k, feed in enumerate(names_tuple)}, len(table), local=local)
+    return PackedGraph(names_tuple, len(table), local=local)
 
 
 def _pack_blocks(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
@@ -187,7 +194,7 @@ def _pack_blocks(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
     blocks = spread.mapInPandas(pack, BLOCK_SCHEMA).cache()
     count = int(blocks.select(F.sum(F.length("src"))).first()[0] or 0) // 4  # materialises the cache
     lookup.unpersist()
-    return PackedGraph(ids, {feed: k for k, feed in enumerate(ids)}, count, blocks=blocks)
+    return PackedGraph(ids, count, blocks=blocks)
 
 
 def _summed(graph: PackedGraph, per_block: Any, vector: np.ndarray) -> np.ndarray:
@@ -364,7 +371,7 @@ def packed_with_blocks(graph: PackedGraph, blocks: Iterable[tuple[str, str]]) ->
     local = _on_driver(graph, "packed_with_blocks")
     pairs = sorted({(a, b) for a, b in blocks if a != b})
     ids = tuple(sorted(set(graph.ids).union(*pairs)))
-    index = {feed: k for k, feed in enumerate(ids)}
+    index = _numbers(ids)
     renumber = np.array([index[feed] for feed in graph.ids], dtype=np.int32)
     coo = [(kind.by_source.tocoo(), code) for code, kind in local.kinds()]
     src = np.concatenate([renumber[m.row] for m, _ in coo])
@@ -376,4 +383,4 @@ def packed_with_blocks(graph: PackedGraph, blocks: Iterable[tuple[str, str]]) ->
     kept = ~np.isin(src * width + dst, blocker * width + blocked)  # the pairs' old edges make way for the blocks
     src, dst = np.concatenate([src[kept], blocker]), np.concatenate([dst[kept], blocked])
     weight = np.concatenate([weight[kept], np.full(len(pairs), BLOCK, dtype=np.int32)])
-    return PackedGraph(ids, index, len(src), local=LocalEdges.from_numbers(ids, src, dst, weight))
+    return PackedGraph(ids, len(src), local=LocalEdges.from_numbers(ids, src, dst, weight))
