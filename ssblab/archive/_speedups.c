@@ -989,13 +989,19 @@ static size_t token_at(const unsigned char *s, size_t n, size_t i, size_t *run_e
 }
 
 /* Distinct tokens by their bytes: open addressing over slots holding a hash tag (high half) and the token's
- * index + 1 (low half; 0 for an empty slot). The leaf text is padded with 8 zero bytes, so a token's first word
- * is read whole. */
+ * index + 1 (low half; 0 for an empty slot). Each token keeps its first 8 bytes beside its place in the leaf text,
+ * so short tokens (most) compare without touching the text. The leaf text is padded with 8 zero bytes, so a
+ * token's first word is read whole. */
+typedef struct {
+    uint64_t head;  /* the first 8 bytes, zero-padded */
+    uint64_t start; /* in the leaf text */
+    uint32_t len, count;
+} Token;
+
 typedef struct {
     uint64_t *slots;
     size_t mask;
-    size_t *start, *len; /* of each distinct token in the leaf text */
-    int64_t *count;
+    Token *tokens;
     size_t n, cap;
 } Intern;
 
@@ -1027,13 +1033,9 @@ static inline void place(Intern *t, uint64_t h, size_t k) {
 
 static int intern_grow(Intern *t, const unsigned char *text) {
     size_t cap = t->cap ? t->cap * 2 : 1024;
-    size_t *start = PyMem_Realloc(t->start, cap * sizeof(size_t)), *len;
-    if (start) t->start = start;
-    len = start ? PyMem_Realloc(t->len, cap * sizeof(size_t)) : NULL;
-    if (len) t->len = len;
-    int64_t *count = len ? PyMem_Realloc(t->count, cap * sizeof(int64_t)) : NULL;
-    if (count) t->count = count;
-    uint64_t *slots = count && cap < ((size_t)1 << 31) ? PyMem_Calloc(2 * cap, sizeof(uint64_t)) : NULL;
+    Token *tokens = cap < ((size_t)1 << 31) ? PyMem_Realloc(t->tokens, cap * sizeof(Token)) : NULL;
+    if (tokens) t->tokens = tokens;
+    uint64_t *slots = tokens ? PyMem_Calloc(2 * cap, sizeof(uint64_t)) : NULL;
     if (!slots) {
         PyErr_NoMemory();
         return -1;
@@ -1042,25 +1044,25 @@ static int intern_grow(Intern *t, const unsigned char *text) {
     t->slots = slots;
     t->mask = 2 * cap - 1;
     t->cap = cap;
-    for (size_t k = 0; k < t->n; k++) place(t, hash_bytes(text + t->start[k], t->len[k]), k);
+    for (size_t k = 0; k < t->n; k++) place(t, hash_bytes(text + t->tokens[k].start, t->tokens[k].len), k);
     return 0;
 }
 
 /* The index of the token text[start:start+len], added when new; -1 on failure. */
 static int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t len) {
     if (t->n == t->cap && intern_grow(t, text) < 0) return -1;
-    uint64_t h = hash_bytes(text + start, len), tag = h & 0xFFFFFFFF00000000ULL;
+    uint64_t h = hash_bytes(text + start, len), tag = h & 0xFFFFFFFF00000000ULL, head = first_word(text + start, len);
     for (size_t at = h & t->mask; t->slots[at]; at = (at + 1) & t->mask) {
         uint64_t slot = t->slots[at];
-        size_t k = (size_t)(slot & 0xFFFFFFFF) - 1;
-        if ((slot & 0xFFFFFFFF00000000ULL) == tag && t->len[k] == len &&
-            !memcmp(text + t->start[k], text + start, len)) {
-            t->count[k]++;
-            return (int64_t)k;
+        Token *tok = &t->tokens[(slot & 0xFFFFFFFF) - 1];
+        if ((slot & 0xFFFFFFFF00000000ULL) == tag && tok->len == len && tok->head == head &&
+            (len <= 8 || !memcmp(text + tok->start + 8, text + start + 8, len - 8))) {
+            tok->count++;
+            return tok - t->tokens;
         }
     }
     place(t, h, t->n);
-    t->start[t->n] = start, t->len[t->n] = len, t->count[t->n] = 1;
+    t->tokens[t->n] = (Token){head, start, (uint32_t)len, 1};
     return (int64_t)t->n++;
 }
 
@@ -1107,14 +1109,15 @@ static PyObject *flatten_block(PyObject *self, PyObject *args) {
         stream.len += 8;
         i += len;
     }
-    if (!(distinct = PyList_New(t.n))) goto done;
+    if (!(distinct = PyList_New(t.n)) || !(counts = PyBytes_FromStringAndSize(NULL, 8 * t.n))) goto done;
     for (size_t k = 0; k < t.n; k++) {
-        PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + t.start[k], t.len[k]);
+        int64_t count = t.tokens[k].count;
+        memcpy(PyBytes_AS_STRING(counts) + 8 * k, &count, 8);
+        PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + t.tokens[k].start, t.tokens[k].len);
         if (!item) goto done;
         PyList_SET_ITEM(distinct, k, item);
     }
-    if ((counts = PyBytes_FromStringAndSize((const char *)t.count, 8 * t.n)) &&
-        (ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
+    if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
         result = PyTuple_Pack(4, skeletons, distinct, counts, ranks);
 done:
     Py_XDECREF(skeletons);
@@ -1125,9 +1128,7 @@ done:
     PyMem_Free(leaves.data);
     PyMem_Free(stream.data);
     PyMem_Free(t.slots);
-    PyMem_Free(t.start);
-    PyMem_Free(t.len);
-    PyMem_Free(t.count);
+    PyMem_Free(t.tokens);
     return result;
 }
 
