@@ -8,8 +8,8 @@
  * returns None and the caller takes the exact route. The proof also makes orjson's parse of the same text the
  * strict parse, so the caller may use orjson for the value.
  *
- * binary_string(encoded) is Node's Buffer.from(text, "binary") of UTF-8 text: the low byte of each UTF-16
- * code unit, what a message id hashes.
+ * message_id(encoded) and binary_sha256(encoded) hash Node's Buffer.from(text, "binary") of UTF-8 text (the low
+ * byte of each UTF-16 code unit), as message ids do.
  *
  * classic_shape_ok(value) and verify_signature(...) are the common case of message.py's shape rules and
  * signature check: True when they prove the message passes; anything else goes to the Python rules, which
@@ -24,6 +24,8 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+
+#include "_sha256.h"
 
 #define MAX_DEPTH 200       /* orjson parses 254 levels; deeper text takes the exact route */
 #define MAX_KEYS 256        /* keys in one object; the duplicate check is quadratic, bigger objects go exact */
@@ -374,48 +376,88 @@ static PyObject *v8_indent(PyObject *module, PyObject *arg) {
 }
 
 /* Node's "binary" encoding keeps the low byte of each UTF-16 unit. The input is our own encoder's UTF-8,
- * which may carry lone surrogates (written as "surrogatepass" three-byte forms); each becomes one unit. */
-static PyObject *binary_string(PyObject *module, PyObject *arg) {
-    if (!PyBytes_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "binary_string takes bytes");
-        return NULL;
-    }
-    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(arg);
-    Py_ssize_t n = PyBytes_GET_SIZE(arg), i = 0;
-    for (uint64_t word; i + 8 <= n; i += 8) {
-        memcpy(&word, s + i, 8);
-        if (word & UINT64_C(0x8080808080808080)) break;
-    }
-    while (i < n && s[i] < 0x80) i++;
-    if (i == n) return Py_NewRef(arg); /* ASCII is its own binary string */
-    PyObject *result = PyBytes_FromStringAndSize(NULL, n); /* never longer than the UTF-8 */
-    if (!result) return NULL;
-    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(result);
-    memcpy(o, s, (size_t)i);
-    Py_ssize_t k = i;
+ * which may carry lone surrogates (written as "surrogatepass" three-byte forms); each becomes one unit. Writes
+ * at most n bytes to out; returns how many, or -1 (with ValueError set) where the text is not UTF-8. */
+static Py_ssize_t binary_projection(const unsigned char *s, Py_ssize_t n, unsigned char *out) {
+    Py_ssize_t i = 0, k = 0;
     while (i < n) {
         unsigned c = s[i];
         if (c < 0x80) {
-            o[k++] = (unsigned char)c, i++;
+            out[k++] = (unsigned char)c, i++;
         } else if (c >= 0xC2 && c <= 0xDF && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
-            o[k++] = (unsigned char)((c << 6 | (s[i + 1] & 0x3F)) & 0xFF), i += 2;
+            out[k++] = (unsigned char)((c << 6 | (s[i + 1] & 0x3F)) & 0xFF), i += 2;
         } else if (c >= 0xE0 && c <= 0xEF && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
-            o[k++] = (unsigned char)(((s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F)) & 0xFF), i += 3;
+            out[k++] = (unsigned char)(((s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F)) & 0xFF), i += 3;
         } else if (c >= 0xF0 && c <= 0xF4 && i + 3 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80
                    && (s[i + 3] & 0xC0) == 0x80) {
             unsigned cp = (c & 0x07) << 18 | (s[i + 1] & 0x3Fu) << 12 | (s[i + 2] & 0x3Fu) << 6 | (s[i + 3] & 0x3Fu);
             unsigned offset = cp - 0x10000;
-            o[k++] = (unsigned char)((0xD800 + (offset >> 10)) & 0xFF);
-            o[k++] = (unsigned char)((0xDC00 + (offset & 0x3FF)) & 0xFF);
+            out[k++] = (unsigned char)((0xD800 + (offset >> 10)) & 0xFF);
+            out[k++] = (unsigned char)((0xDC00 + (offset & 0x3FF)) & 0xFF);
             i += 4;
         } else {
-            Py_DECREF(result);
             PyErr_Format(PyExc_ValueError, "not UTF-8 at byte %zd", i);
-            return NULL;
+            return -1;
         }
     }
-    if (_PyBytes_Resize(&result, k) < 0) return NULL;
-    return result;
+    return k;
+}
+
+static int is_ascii(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (uint64_t word; i + 8 <= n; i += 8) {
+        memcpy(&word, s + i, 8);
+        if (word & UINT64_C(0x8080808080808080)) return 0;
+    }
+    while (i < n && s[i] < 0x80) i++;
+    return i == n;
+}
+
+/* sha256 of the binary string of encoded (ASCII is its own binary string); 0, or -1 with an error set. */
+static int binary_sha256_of(PyObject *encoded, unsigned char digest[32]) {
+    if (!PyBytes_Check(encoded)) {
+        PyErr_SetString(PyExc_TypeError, "expected bytes");
+        return -1;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(encoded);
+    Py_ssize_t n = PyBytes_GET_SIZE(encoded);
+    if (is_ascii(s, n)) {
+        sha256(s, (size_t)n, digest);
+        return 0;
+    }
+    unsigned char stack[16384], *binary = (size_t)n <= sizeof stack ? stack : PyMem_Malloc((size_t)n);
+    if (!binary) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t length = binary_projection(s, n, binary);
+    if (length >= 0) sha256(binary, (size_t)length, digest);
+    if (binary != stack) PyMem_Free(binary);
+    return length < 0 ? -1 : 0;
+}
+
+static PyObject *binary_sha256(PyObject *module, PyObject *encoded) {
+    unsigned char digest[32];
+    if (binary_sha256_of(encoded, digest) < 0) return NULL;
+    return PyBytes_FromStringAndSize((const char *)digest, 32);
+}
+
+static const char B64_ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static PyObject *message_id(PyObject *module, PyObject *encoded) {
+    unsigned char digest[33] = {0};
+    if (binary_sha256_of(encoded, digest) < 0) return NULL;
+    PyObject *id = PyUnicode_New(52, 127); /* %<44 base64 characters>.sha256 */
+    if (!id) return NULL;
+    char *out = (char *)PyUnicode_DATA(id);
+    out[0] = '%';
+    for (int i = 0; i < 33; i += 3) {
+        uint32_t group = (uint32_t)digest[i] << 16 | (uint32_t)digest[i + 1] << 8 | digest[i + 2];
+        for (int j = 0; j < 4; j++) out[1 + i / 3 * 4 + j] = B64_ALPHABET[group >> (18 - 6 * j) & 63];
+    }
+    out[44] = '='; /* 32 bytes: the last group holds two, so one pad */
+    memcpy(out + 45, ".sha256", 7);
+    return id;
 }
 
 /* ---- the shape rules' common case ---- */
@@ -423,9 +465,8 @@ static PyObject *binary_string(PyObject *module, PyObject *arg) {
 static signed char b64_value[256]; /* standard base64 alphabet, -1 elsewhere */
 
 static void init_b64(void) {
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     memset(b64_value, -1, sizeof b64_value);
-    for (int i = 0; i < 64; i++) b64_value[(unsigned char)alphabet[i]] = (signed char)i;
+    for (int i = 0; i < 64; i++) b64_value[(unsigned char)B64_ALPHABET[i]] = (signed char)i;
 }
 
 /* Decode canonical standard base64 (padded, zero bits under the padding) into out; the byte count or -1. */
@@ -579,8 +620,9 @@ static PyMethodDef methods[] = {
      "verify_signature(verify_address, encoded, author, signature) -> bool, or None: ask Python."},
     {"v8_indent", v8_indent, METH_O,
      "JSON.stringify(JSON.parse(text), null, 2) as UTF-8 bytes when provably exact and strict, else None."},
-    {"binary_string", binary_string, METH_O,
-     "Buffer.from(text, 'binary') of UTF-8 text: the low byte of each UTF-16 code unit."},
+    {"binary_sha256", binary_sha256, METH_O,
+     "sha256 of Buffer.from(text, 'binary') of UTF-8 text (the low byte of each UTF-16 unit): what an id hashes."},
+    {"message_id", message_id, METH_O, "The %….sha256 id of a message from its encoding with the signature."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -591,6 +633,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__speedups(void) {
     init_tables();
     init_b64();
+    sha256_init();
     if (init_orders() < 0) return NULL;
     return PyModule_Create(&module);
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import shutil
 import sysconfig
 from typing import Any
@@ -109,19 +110,27 @@ def test_v8_indent_declines_past_its_limits() -> None:
 
 
 @needs_speedups
-@given(texts | st.text(max_size=40))
+@given(texts | st.text(max_size=40) | st.text(min_size=60, max_size=300))
 @example("\ud800")
 @example("a\udfff\U0001f600\u00e9\u4e2d")
-def test_binary_string_is_the_low_byte_of_each_utf16_unit(text: str) -> None:
-    units = text.encode("utf-16-le", "surrogatepass")[0::2]
-    assert speedups.binary_string(text.encode("utf-8", "surrogatepass")) == units
+@example("x" * 55)  # sha256's padding takes a second block from 56 bytes
+@example("x" * 56)
+@example("x" * 64)
+@example("é" * 9000)  # past the stack buffer
+def test_ids_hash_the_low_byte_of_each_utf16_unit(text: str) -> None:
+    encoded = text.encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(text.encode("utf-16-le", "surrogatepass")[0::2]).digest()
+    assert speedups.binary_sha256(encoded) == digest
+    assert speedups.message_id(encoded) == f"%{base64.b64encode(digest).decode()}.sha256"
 
 
-def test_binary_string_refuses_what_is_not_utf8() -> None:
+def test_binary_sha256_refuses_what_is_not_utf8() -> None:
     if speedups is None:
         pytest.skip("ssblab.core._speedups is not built")
     with pytest.raises(ValueError, match="not UTF-8 at byte 1"):
-        speedups.binary_string(b"a\xff")
+        speedups.binary_sha256(b"a\xff")
+    with pytest.raises(ValueError, match="not UTF-8 at byte 0"):
+        speedups.message_id(b"\xc0\xaf")
 
 
 KEYPAIR = Keypair.generate(bytes(range(32)))
