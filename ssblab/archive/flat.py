@@ -89,7 +89,7 @@ def guarded(where: str) -> Iterator[None]:
         yield
     except MalformedArchive:
         raise
-    except (IndexError, StructError, ValueError, TypeError, OverflowError, AttributeError, UnicodeError) as exc:
+    except (LookupError, StructError, ValueError, TypeError, OverflowError, AttributeError, UnicodeError) as exc:
         raise MalformedArchive(f"{where}: unreadable FlatBuffer ({type(exc).__name__}: {exc})") from None
 
 

@@ -98,6 +98,11 @@ def test_random_bytes_raise_archive_errors(data: bytes) -> None:
                 reader(candidate)
 
 
+def test_a_flexbuffer_with_a_bad_width_is_malformed() -> None:
+    with pytest.raises(ArchiveError, match="content column"):  # the flexbuffers reader raised KeyError here
+        blocks._read_flex(b"\x00\x00\x00$\x00", "block")
+
+
 def test_wrong_dictionaries_are_named(sample: tuple[Archive, Dictionaries, dict]) -> None:
     archive, _, _ = sample
     with pytest.raises(ArchiveError, match="other dictionaries"):
