@@ -106,6 +106,7 @@ static int reserve(Buf *b, size_t extra) {
 }
 
 static inline void put(Buf *b, const void *p, size_t len) { /* after reserve */
+    if (!len) return; /* an empty Buf has no data pointer yet */
     memcpy(b->data + b->len, p, len);
     b->len += len;
 }
@@ -1476,7 +1477,7 @@ static PyObject *store_skeleton(PyObject *self, PyObject *arg) {
     }
     for (int depth = 0; depth < 2; depth++) {
         if (indent_into(compact.data + 1, compact.len - 1, depth, &rebuilt) < 0) goto done;
-        if (rebuilt.len == n && !memcmp(rebuilt.data, s, n)) {
+        if (rebuilt.len == n && (!n || !memcmp(rebuilt.data, s, n))) {
             compact.data[0] = (unsigned char)depth;
             result = PyBytes_FromStringAndSize((const char *)compact.data, compact.len);
             goto done;
