@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 import numpy as np
 import orjson
 import pyarrow as pa
 
 from ssblab.archive import block as blocks
-from ssblab.archive.dictionaries import TYPES, Dictionaries
+from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.core.schema import arrow_schema
 
 try:
@@ -67,9 +68,14 @@ def _verbatim_fields(enc: bytes) -> tuple[float | None, bytes | None]:
     return stamp, enc[start : end if end >= 0 else len(enc) - 2]
 
 
+@lru_cache(maxsize=8)
+def _type_names(chain: Chain) -> pa.Array:
+    return pa.array(chain.names, pa.string())
+
+
 def _types(blk: blocks.Block, dicts: Dictionaries) -> pa.Array:
-    """The type column: dictionary ids (+1, 0 for none) taken from the TYPE chain."""
-    names = pa.array(dicts.chains[TYPES].names, pa.string())
+    """The type column: dictionary ids (+1, 0 for none) taken from the TYPE chain (its names built once)."""
+    names = _type_names(dicts.chains[TYPES])
     ids = blk.type_ids.astype(np.int64) - 1
     if not len(names):
         return pa.nulls(blk.sketch.length, pa.string())
