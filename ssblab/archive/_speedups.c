@@ -245,10 +245,18 @@ static inline int64_t next_rank(Dense *d) {
     }
 }
 
+/* A token's text; one of 16 bytes or fewer (most) is also held inline, so writing it reads no other memory. */
 typedef struct {
+    unsigned char inline_text[16];
     const unsigned char *p;
     int64_t len;
 } Slice;
+
+static inline Slice slice_of(const unsigned char *p, int64_t len) {
+    Slice s = {.p = p, .len = len};
+    if (len <= 16) memcpy(s.inline_text, p, len);
+    return s;
+}
 
 enum { LITERAL, MSG_REF, FEED_REF, BLOB_REF, BASE64, SHARED };
 static const char *const SIGILS[] = {"", "%", "@", "&"};
@@ -309,16 +317,19 @@ static int read_entries(PyObject *const *parts, const Pieces *shared, Entries *e
     for (Py_ssize_t r = 0, j = 0, k = 0; r < n; r++) {
         int kind = kinds[r];
         if (kind == SHARED) {
-            if (ids[k] >= shared->n || piece(shared, ids[k], &e->token[r].p, &e->token[r].len) < 0) {
+            const unsigned char *text;
+            int64_t len;
+            if (ids[k] >= shared->n || piece(shared, ids[k], &text, &len) < 0) {
                 PyErr_Format(Malformed, "content column: a shared token id beyond %zd entries", shared->n);
                 goto done;
             }
+            e->token[r] = slice_of(text, len);
             k++;
             continue;
         }
         int64_t len = kind == LITERAL || kind == BASE64 ? sized[j++] : 32;
         if (kind == LITERAL) {
-            e->token[r] = (Slice){at, len};
+            e->token[r] = slice_of(at, len);
             if (memchr(at, 0, len)) { /* refs and base64 payloads are binary */
                 if (len != 1) {
                     PyErr_SetString(Malformed, "content column: a token other than the leaf end contains a 0x00 byte");
@@ -336,7 +347,7 @@ static int read_entries(PyObject *const *parts, const Pieces *shared, Entries *e
                 memcpy(out, SUFFIXES[kind], suffix);
                 out += suffix;
             }
-            e->token[r] = (Slice){text, out - text};
+            e->token[r] = slice_of(text, out - text);
         }
         at += len;
     }
@@ -365,13 +376,9 @@ typedef struct {
     int64_t len, cap;
 } Out;
 
-static int grow(Out *o, int64_t need) {
-    if (need >= MAX_TEXTS) {
-        PyErr_SetString(Malformed, "content column: texts too large");
-        return -1;
-    }
+static int grow(Out *o, int64_t need) { /* need: at most MAX_TEXTS + 16 (emit's slack) */
     int64_t cap = o->cap * 2 > need ? o->cap * 2 : need;
-    cap = cap < MAX_TEXTS ? cap : MAX_TEXTS;
+    cap = cap < MAX_TEXTS + 16 ? cap : MAX_TEXTS + 16;
     if (_PyBytes_Resize(&o->bytes, cap) < 0) return -1;
     o->data = (unsigned char *)PyBytes_AS_STRING(o->bytes);
     o->cap = cap;
@@ -379,6 +386,10 @@ static int grow(Out *o, int64_t need) {
 }
 
 static inline int emit(const unsigned char *p, int64_t len, Out *o) {
+    if (o->len + len >= MAX_TEXTS) {
+        PyErr_SetString(Malformed, "content column: texts too large");
+        return -1;
+    }
     if (o->len + len > o->cap && grow(o, o->len + len) < 0) return -1;
     unsigned char *to = o->data + o->len;
     if (len > 16) { /* most tokens are short: fixed-size moves, overlapping, beat a call to memcpy */
@@ -393,6 +404,20 @@ static inline int emit(const unsigned char *p, int64_t len, Out *o) {
         to[0] = p[0], to[len / 2] = p[len / 2], to[len - 1] = p[len - 1];
     }
     o->len += len;
+    return 0;
+}
+
+/* emit for a token: short ones as one 16-byte move from the table (the texts keep 16 bytes of slack at the end,
+ * trimmed when done). */
+static inline int emit_token(const Slice *t, Out *o) {
+    if (t->len > 16) return emit(t->p, t->len, o);
+    if (o->len + t->len >= MAX_TEXTS) {
+        PyErr_SetString(Malformed, "content column: texts too large");
+        return -1;
+    }
+    if (o->len + 16 > o->cap && grow(o, o->len + 16) < 0) return -1;
+    memcpy(o->data + o->len, t->inline_text, 16);
+    o->len += t->len;
     return 0;
 }
 
@@ -435,7 +460,7 @@ static int walk(Walk *w, Out *out, int64_t *offsets) {
                     return -1;
                 }
                 if (rank == hole) break;
-                if (emit(token[rank].p, token[rank].len, out) < 0) return -1;
+                if (emit_token(&token[rank], out) < 0) return -1;
             }
             if (emit_part(w, first + k, out) < 0) return -1;
         }
