@@ -6,7 +6,7 @@ routes, which give the same bytes (the tests compare both routes).
 
 from setuptools import Extension, setup
 
-HEADERS = ["ssblab/core/_sha256.h"]  # shared by both extensions
+HEADERS = ["ssblab/core/_sha256.h", "ssblab/core/_text.h"]  # shared by both extensions
 COMPILE_ARGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 

@@ -13,7 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../core/_sha256.h" /* sha256(), shared with ssblab.core._speedups */
+#include "../core/_sha256.h" /* shared with ssblab.core._speedups */
+#include "../core/_text.h"
 
 static PyObject *Malformed; /* ssblab.archive.errors.MalformedArchive */
 
@@ -67,21 +68,6 @@ static inline int piece(const Pieces *p, Py_ssize_t k, const unsigned char **sta
     return 0;
 }
 
-static inline int ascii_word(const unsigned char *p) {
-    uint64_t word;
-    memcpy(&word, p, 8);
-    return !(word & 0x8080808080808080ULL);
-}
-
-static int is_ascii(const unsigned char *p, size_t len) {
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8)
-        if (!ascii_word(p + i)) return 0;
-    for (; i < len; i++)
-        if (p[i] >= 0x80) return 0;
-    return 1;
-}
-
 /* A growing byte buffer (PyMem). */
 typedef struct {
     unsigned char *data;
@@ -106,24 +92,6 @@ static inline void put(Buf *b, const void *p, size_t len) { /* after reserve */
     if (!len) return; /* an empty Buf has no data pointer yet */
     memcpy(b->data + b->len, p, len);
     b->len += len;
-}
-
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static uint16_t B64_PAIRS[4096]; /* the two letters of each 12-bit value, filled at import */
-
-static void base64_into(unsigned char *o, const unsigned char *raw, size_t len) { /* 4 * ceil(len / 3) letters */
-    size_t i = 0;
-    for (; i + 3 <= len; i += 3, o += 4) {
-        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
-        memcpy(o, &B64_PAIRS[v >> 12], 2);
-        memcpy(o + 2, &B64_PAIRS[v & 0xFFF], 2);
-    }
-    if (i < len) {
-        uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < len ? (uint32_t)raw[i + 1] << 8 : 0);
-        o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63];
-        o[2] = i + 1 < len ? B64[v >> 6 & 63] : '=', o[3] = '=';
-    }
 }
 
 static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after reserve of 4 * ceil(len / 3) */
@@ -586,33 +554,14 @@ enum { F_PREVIOUS, F_SEQUENCE, F_TIMESTAMP, F_CONTENT, F_SIGNATURE, N_FIELDS };
  * hashes). The text was checked to be UTF-8 when decoded; a cut character still fails here, never reads past. */
 static int put_binary(Buf *out, const unsigned char *u, size_t len, Py_ssize_t row) {
     if (reserve(out, len) < 0) return -1;
-    unsigned char *o = out->data + out->len;
-    for (size_t i = 0; i < len;) {
-        if (i + 8 <= len && ascii_word(u + i)) {
-            memcpy(o, u + i, 8);
-            o += 8, i += 8;
-            continue;
-        }
-        unsigned c = u[i];
-        size_t extra = c < 0x80 ? 0 : c < 0xC0 ? 9 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF8 ? 3 : 9;
-        if (extra == 9 || extra >= len - i) goto bad; /* a stray or cut character */
-        uint32_t point = extra ? c & (0x3F >> extra) : c;
-        for (size_t k = 1; k <= extra; k++) {
-            if ((u[i + k] & 0xC0) != 0x80) goto bad;
-            point = point << 6 | (u[i + k] & 0x3F);
-        }
-        if (extra == 3) { /* a surrogate pair: the low bytes of both halves */
-            point -= 0x10000;
-            *o++ = (point >> 10) & 0xFF;
-        }
-        *o++ = point & 0xFF;
-        i += extra + 1;
+    size_t bad_at;
+    ssize_t written = binary_bytes(u, len, out->data + out->len, &bad_at);
+    if (written < 0) {
+        PyErr_Format(Malformed, "message %zd: content is not UTF-8", row);
+        return -1;
     }
-    out->len = o - out->data;
+    out->len += (size_t)written;
     return 0;
-bad:
-    PyErr_Format(Malformed, "message %zd: content is not UTF-8", row);
-    return -1;
 }
 
 static int put_text(Buf *out, const unsigned char *p, size_t len, int binary, Py_ssize_t row) {
@@ -818,7 +767,6 @@ done:
 /* --- flatten_block ------------------------------------------------------------------------------------------- */
 
 /* Character classes of the text.LEAF and text.TOKEN expressions. */
-static int8_t B64_VALUE[256]; /* -1 for bytes outside the base64 alphabet, filled at import */
 
 static inline int is_b64(unsigned c) { return B64_VALUE[c] >= 0; }
 static inline int is_alpha(unsigned c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
@@ -1071,30 +1019,6 @@ done:
 /* --- classify ------------------------------------------------------------------------------------------------ */
 
 /* The bytes of canonical base64 (what b64encode gives back exactly) into raw; -1 when text is not canonical. */
-static Py_ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned char *raw) {
-    if (len % 4) return -1;
-    size_t pad = len && text[len - 1] == '=' ? (len > 1 && text[len - 2] == '=' ? 2 : 1) : 0;
-    uint32_t acc = 0;
-    size_t out = 0;
-    for (size_t k = 0; k < len - pad; k++) {
-        int v = B64_VALUE[text[k]];
-        if (v < 0) return -1;
-        acc = acc << 6 | (uint32_t)v;
-        if (k % 4 == 3) {
-            raw[out++] = acc >> 16, raw[out++] = acc >> 8 & 0xFF, raw[out++] = acc & 0xFF;
-            acc = 0;
-        }
-    }
-    if (pad == 2) { /* 2 letters: 12 bits, the low 4 unused and zero */
-        if (acc & 0xF) return -1;
-        raw[out++] = acc >> 4;
-    } else if (pad == 1) { /* 3 letters: 18 bits, the low 2 unused and zero */
-        if (acc & 0x3) return -1;
-        raw[out++] = acc >> 10, raw[out++] = acc >> 2 & 0xFF;
-    }
-    return (Py_ssize_t)out;
-}
-
 /* text.entry_of: the kind of a token without the shared dictionary, and its payload (the token itself, or its
  * decoded bytes written to raw, which holds len bytes). */
 static int entry_of(const unsigned char *tok, size_t len, unsigned char *raw, const unsigned char **payload,
@@ -1715,12 +1639,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_speedups"
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     for (const char *c = "\"-0123456789tfn"; *c; c++) LEAF_START[(unsigned char)*c] = 1;
-    memset(B64_VALUE, -1, sizeof B64_VALUE);
-    for (int v = 0; v < 64; v++) B64_VALUE[(unsigned char)B64[v]] = (int8_t)v;
-    for (int v = 0; v < 4096; v++) {
-        unsigned char pair[2] = {B64[v >> 6], B64[v & 63]};
-        memcpy(&B64_PAIRS[v], pair, 2);
-    }
+    text_init();
     sha256_init();
     for (int k = 0; k < 7; k++)
         if (!(ENVELOPE_KEYS[k] = PyUnicode_InternFromString(ENVELOPE[k]))) return NULL;

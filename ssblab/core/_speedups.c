@@ -26,6 +26,7 @@
 #endif
 
 #include "_sha256.h"
+#include "_text.h"
 
 #define MAX_DEPTH 200       /* orjson parses 254 levels; deeper text takes the exact route */
 #define MAX_KEYS 256        /* keys in one object; the duplicate check is quadratic, bigger objects go exact */
@@ -375,44 +376,6 @@ static PyObject *v8_indent(PyObject *module, PyObject *arg) {
     return result;
 }
 
-/* Node's "binary" encoding keeps the low byte of each UTF-16 unit. The input is our own encoder's UTF-8,
- * which may carry lone surrogates (written as "surrogatepass" three-byte forms); each becomes one unit. Writes
- * at most n bytes to out; returns how many, or -1 (with ValueError set) where the text is not UTF-8. */
-static Py_ssize_t binary_projection(const unsigned char *s, Py_ssize_t n, unsigned char *out) {
-    Py_ssize_t i = 0, k = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            out[k++] = (unsigned char)c, i++;
-        } else if (c >= 0xC2 && c <= 0xDF && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
-            out[k++] = (unsigned char)((c << 6 | (s[i + 1] & 0x3F)) & 0xFF), i += 2;
-        } else if (c >= 0xE0 && c <= 0xEF && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
-            out[k++] = (unsigned char)(((s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F)) & 0xFF), i += 3;
-        } else if (c >= 0xF0 && c <= 0xF4 && i + 3 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80
-                   && (s[i + 3] & 0xC0) == 0x80) {
-            unsigned cp = (c & 0x07) << 18 | (s[i + 1] & 0x3Fu) << 12 | (s[i + 2] & 0x3Fu) << 6 | (s[i + 3] & 0x3Fu);
-            unsigned offset = cp - 0x10000;
-            out[k++] = (unsigned char)((0xD800 + (offset >> 10)) & 0xFF);
-            out[k++] = (unsigned char)((0xDC00 + (offset & 0x3FF)) & 0xFF);
-            i += 4;
-        } else {
-            PyErr_Format(PyExc_ValueError, "not UTF-8 at byte %zd", i);
-            return -1;
-        }
-    }
-    return k;
-}
-
-static int is_ascii(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    for (uint64_t word; i + 8 <= n; i += 8) {
-        memcpy(&word, s + i, 8);
-        if (word & UINT64_C(0x8080808080808080)) return 0;
-    }
-    while (i < n && s[i] < 0x80) i++;
-    return i == n;
-}
-
 /* sha256 of the binary string of encoded (ASCII is its own binary string); 0, or -1 with an error set. */
 static int binary_sha256_of(PyObject *encoded, unsigned char digest[32]) {
     if (!PyBytes_Check(encoded)) {
@@ -421,18 +384,20 @@ static int binary_sha256_of(PyObject *encoded, unsigned char digest[32]) {
     }
     const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(encoded);
     Py_ssize_t n = PyBytes_GET_SIZE(encoded);
-    if (is_ascii(s, n)) {
+    if (is_ascii(s, (size_t)n)) {
         sha256(s, (size_t)n, digest);
         return 0;
     }
-    unsigned char stack[16384], *binary = (size_t)n <= sizeof stack ? stack : PyMem_Malloc((size_t)n);
+    unsigned char *binary = PyMem_Malloc((size_t)n); /* never longer than the UTF-8 */
     if (!binary) {
         PyErr_NoMemory();
         return -1;
     }
-    Py_ssize_t length = binary_projection(s, n, binary);
+    size_t bad_at = 0;
+    ssize_t length = binary_bytes(s, (size_t)n, binary, &bad_at);
     if (length >= 0) sha256(binary, (size_t)length, digest);
-    if (binary != stack) PyMem_Free(binary);
+    else PyErr_Format(PyExc_ValueError, "not UTF-8 at byte %zu", bad_at);
+    PyMem_Free(binary);
     return length < 0 ? -1 : 0;
 }
 
@@ -442,55 +407,19 @@ static PyObject *binary_sha256(PyObject *module, PyObject *encoded) {
     return PyBytes_FromStringAndSize((const char *)digest, 32);
 }
 
-static const char B64_ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 static PyObject *message_id(PyObject *module, PyObject *encoded) {
-    unsigned char digest[33] = {0};
+    unsigned char digest[32];
     if (binary_sha256_of(encoded, digest) < 0) return NULL;
     PyObject *id = PyUnicode_New(52, 127); /* %<44 base64 characters>.sha256 */
     if (!id) return NULL;
-    char *out = (char *)PyUnicode_DATA(id);
+    unsigned char *out = PyUnicode_DATA(id);
     out[0] = '%';
-    for (int i = 0; i < 33; i += 3) {
-        uint32_t group = (uint32_t)digest[i] << 16 | (uint32_t)digest[i + 1] << 8 | digest[i + 2];
-        for (int j = 0; j < 4; j++) out[1 + i / 3 * 4 + j] = B64_ALPHABET[group >> (18 - 6 * j) & 63];
-    }
-    out[44] = '='; /* 32 bytes: the last group holds two, so one pad */
+    base64_into(out + 1, digest, 32);
     memcpy(out + 45, ".sha256", 7);
     return id;
 }
 
 /* ---- the shape rules' common case ---- */
-
-static signed char b64_value[256]; /* standard base64 alphabet, -1 elsewhere */
-
-static void init_b64(void) {
-    memset(b64_value, -1, sizeof b64_value);
-    for (int i = 0; i < 64; i++) b64_value[(unsigned char)B64_ALPHABET[i]] = (signed char)i;
-}
-
-/* Decode canonical standard base64 (padded, zero bits under the padding) into out; the byte count or -1. */
-static Py_ssize_t canonical_b64(const char *s, Py_ssize_t n, unsigned char *out) {
-    if (n == 0 || n % 4) return -1;
-    Py_ssize_t pad = s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0, k = 0;
-    for (Py_ssize_t i = 0; i < n; i += 4) {
-        int last = i + 4 == n, v[4];
-        for (int j = 0; j < 4; j++) {
-            if (last && j >= 4 - pad) v[j] = 0;
-            else if ((v[j] = b64_value[(unsigned char)s[i + j]]) < 0) return -1;
-        }
-        uint32_t group = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        if (last && pad == 2 && (group & 0xFFFF)) return -1; /* bits under the padding */
-        if (last && pad == 1 && (group & 0xFF)) return -1;
-        if (out) {
-            out[k] = (unsigned char)(group >> 16);
-            if (!(last && pad == 2)) out[k + 1] = (unsigned char)(group >> 8);
-            if (!(last && pad)) out[k + 2] = (unsigned char)group;
-        }
-        k += last ? 3 - pad : 3;
-    }
-    return k;
-}
 
 /* ASCII text of an exact str (NULL otherwise), and its length. */
 static const char *ascii_of(PyObject *text, Py_ssize_t *n) {
@@ -504,14 +433,15 @@ static int is_ref(PyObject *text, char sigil, const char *suffix, Py_ssize_t siz
     Py_ssize_t n, tail = (Py_ssize_t)strlen(suffix), body = (size + 2) / 3 * 4;
     const char *s = ascii_of(text, &n);
     return s && n == 1 + body + tail && s[0] == sigil && memcmp(s + 1 + body, suffix, (size_t)tail) == 0
-        && canonical_b64(s + 1, body, out) == size;
+        && canonical_b64((const unsigned char *)s + 1, (size_t)body, out) == size;
 }
 
 /* <canonical base64 of 64 bytes>.sig.ed25519, decoded into out (may be NULL). */
 static int is_signature(PyObject *text, unsigned char *out) {
     Py_ssize_t n;
     const char *s = ascii_of(text, &n);
-    return s && n == 100 && memcmp(s + 88, ".sig.ed25519", 12) == 0 && canonical_b64(s, 88, out) == 64;
+    return s && n == 100 && memcmp(s + 88, ".sig.ed25519", 12) == 0
+        && canonical_b64((const unsigned char *)s, 88, out) == 64;
 }
 
 static PyObject *key_orders[2][7], *type_key;
@@ -545,7 +475,7 @@ static int is_boxed(PyObject *content) { /* "<canonical base64>.box…" */
     if (!s) return 0;
     const char *dot = memchr(s, '.', (size_t)n);
     if (!dot || dot == s || s + n - dot < 4 || memcmp(dot, ".box", 4) != 0) return 0;
-    return canonical_b64(s, dot - s, NULL) >= 0;
+    return canonical_b64((const unsigned char *)s, (size_t)(dot - s), NULL) >= 0;
 }
 
 static int content_ok(PyObject *content) {
@@ -632,7 +562,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     init_tables();
-    init_b64();
+    text_init();
     sha256_init();
     if (init_orders() < 0) return NULL;
     return PyModule_Create(&module);

@@ -1,0 +1,136 @@
+/* Byte-level text helpers shared by the compiled fast paths of ssblab.core and ssblab.archive (each includes
+ * this file): ASCII tests, standard base64 (canonical decoding, encoding) and Node's "binary" string of UTF-8.
+ */
+#ifndef SSBLAB_TEXT_H
+#define SSBLAB_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+static inline int ascii_word(const unsigned char *p) {
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return !(word & 0x8080808080808080ULL);
+}
+
+static int is_ascii(const unsigned char *p, size_t len) {
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8)
+        if (!ascii_word(p + i)) return 0;
+    for (; i < len; i++)
+        if (p[i] >= 0x80) return 0;
+    return 1;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* The value of each base64 letter; -1 for every other byte. */
+static const int8_t B64_VALUE[256] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, -1, -1, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
+    -1,  0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, -1,
+    -1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+
+/* Decodes canonical standard base64 (padded, zero bits under the padding) into raw (len * 3 / 4 bytes; may be
+ * NULL to only check); the byte count, or -1. */
+static ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned char *raw) {
+    if (len % 4) return -1;
+    size_t pad = len && text[len - 1] == '=' ? (len > 1 && text[len - 2] == '=' ? 2 : 1) : 0;
+    uint32_t acc = 0;
+    size_t out = 0;
+    for (size_t k = 0; k < len - pad; k++) {
+        int v = B64_VALUE[text[k]];
+        if (v < 0) return -1;
+        acc = acc << 6 | (uint32_t)v;
+        if (k % 4 == 3) {
+            if (raw) raw[out] = acc >> 16, raw[out + 1] = acc >> 8 & 0xFF, raw[out + 2] = acc & 0xFF;
+            out += 3, acc = 0;
+        }
+    }
+    if (pad == 2) { /* 2 letters: 12 bits, the low 4 unused and zero */
+        if (acc & 0xF) return -1;
+        if (raw) raw[out] = acc >> 4;
+        out += 1;
+    } else if (pad == 1) { /* 3 letters: 18 bits, the low 2 unused and zero */
+        if (acc & 0x3) return -1;
+        if (raw) raw[out] = acc >> 10, raw[out + 1] = acc >> 2 & 0xFF;
+        out += 2;
+    }
+    return (ssize_t)out;
+}
+
+static uint16_t B64_PAIRS[4096]; /* the two letters of each 12-bit value, filled by text_init */
+
+static void base64_into(unsigned char *o, const unsigned char *raw, size_t len) { /* 4 * ceil(len / 3) letters */
+    size_t i = 0;
+    for (; i + 3 <= len; i += 3, o += 4) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
+        memcpy(o, &B64_PAIRS[v >> 12], 2);
+        memcpy(o + 2, &B64_PAIRS[v & 0xFFF], 2);
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < len ? (uint32_t)raw[i + 1] << 8 : 0);
+        o[0] = B64[v >> 18], o[1] = B64[v >> 12 & 63];
+        o[2] = i + 1 < len ? B64[v >> 6 & 63] : '=', o[3] = '=';
+    }
+}
+
+/* Node's Buffer.from(text, "binary") of UTF-8 text: the low byte of each UTF-16 unit (what a message id hashes).
+ * Lone surrogates in "surrogatepass" three-byte form are one unit each. Writes at most len bytes to o; returns
+ * how many, or -1 with *bad_at set where the text is not UTF-8. */
+static ssize_t binary_bytes(const unsigned char *u, size_t len, unsigned char *o, size_t *bad_at) {
+    unsigned char *start = o;
+    for (size_t i = 0; i < len;) {
+        if (i + 8 <= len && ascii_word(u + i)) {
+            memcpy(o, u + i, 8);
+            o += 8, i += 8;
+            continue;
+        }
+        unsigned c = u[i];
+        size_t extra = c < 0x80 ? 0 : c < 0xC2 ? 9 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF5 ? 3 : 9;
+        if (extra == 9 || extra >= len - i) { /* a stray, overlong-only or cut character */
+            *bad_at = i;
+            return -1;
+        }
+        uint32_t point = extra ? c & (0x3F >> extra) : c;
+        for (size_t k = 1; k <= extra; k++) {
+            if ((u[i + k] & 0xC0) != 0x80) {
+                *bad_at = i;
+                return -1;
+            }
+            point = point << 6 | (u[i + k] & 0x3F);
+        }
+        if (extra == 3) { /* a surrogate pair: the low bytes of both halves */
+            point -= 0x10000;
+            *o++ = (point >> 10) & 0xFF;
+        }
+        *o++ = point & 0xFF;
+        i += extra + 1;
+    }
+    return o - start;
+}
+
+/* Fills the tables that are not constants; call once, when the module loads. */
+static void text_init(void) {
+    for (int v = 0; v < 4096; v++) {
+        unsigned char pair[2] = {B64[v >> 6], B64[v & 63]};
+        memcpy(&B64_PAIRS[v], pair, 2);
+    }
+}
+
+#endif
