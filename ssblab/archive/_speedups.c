@@ -450,22 +450,15 @@ static int walk(Walk *w, Out *out, int64_t *offsets) {
 static Py_ssize_t utf8_error(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
-        uint64_t word;
-        if (i + 8 <= n && (memcpy(&word, s + i, 8), !(word & 0x8080808080808080ULL))) {
+        if (i + 8 <= n && ascii_word(s + i)) {
             i += 8;
-            continue;
-        }
-        unsigned c = s[i];
-        if (c < 0x80) {
+        } else if (s[i] < 0x80) {
             i++;
-            continue;
+        } else {
+            size_t len = utf8_sequence(s + i, s + n);
+            if (!len) return i;
+            i += (Py_ssize_t)len;
         }
-        int extra = c < 0xC2 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF5 ? 3 : 0;
-        unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-        if (!extra || extra >= n - i || s[i + 1] < lo || s[i + 1] > hi) return i;
-        for (int k = 2; k <= extra; k++)
-            if ((s[i + k] & 0xC0) != 0x80) return i;
-        i += extra + 1;
     }
     return -1;
 }

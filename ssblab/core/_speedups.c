@@ -142,25 +142,6 @@ static void put_code_point(Pass *p, unsigned cp) { /* after reserve(6) */
     }
 }
 
-/* The length of the valid UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF) at s, or 0. */
-static size_t utf8_sequence(const unsigned char *s, const unsigned char *end) {
-    unsigned c = s[0];
-    size_t n;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c == 0xE0) n = 3, lo = 0xA0;
-    else if (c == 0xED) n = 3, hi = 0x9F;
-    else if (c >= 0xE1 && c <= 0xEF) n = 3;
-    else if (c == 0xF0) n = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) n = 4;
-    else if (c == 0xF4) n = 4, hi = 0x8F;
-    else return 0;
-    if ((size_t)(end - s) < n || s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return n;
-}
-
 /* A string (p->at is past the opening quote), written in V8's escaping. */
 static Status string(Pass *p) {
     if (emit(p, "\"", 1)) return NO_MEMORY;

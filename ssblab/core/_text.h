@@ -1,5 +1,6 @@
 /* Byte-level text helpers shared by the compiled fast paths of ssblab.core and ssblab.archive (each includes
- * this file): ASCII tests, standard base64 (canonical decoding, encoding) and Node's "binary" string of UTF-8.
+ * this file): ASCII and strict UTF-8 tests, standard base64 (canonical decoding, encoding) and Node's "binary"
+ * string of UTF-8.
  */
 #ifndef SSBLAB_TEXT_H
 #define SSBLAB_TEXT_H
@@ -22,6 +23,25 @@ static int is_ascii(const unsigned char *p, size_t len) {
     for (; i < len; i++)
         if (p[i] >= 0x80) return 0;
     return 1;
+}
+
+/* The length of the valid UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF) at s, or 0. */
+static size_t utf8_sequence(const unsigned char *s, const unsigned char *end) {
+    unsigned c = s[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c == 0xE0) n = 3, lo = 0xA0;
+    else if (c == 0xED) n = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) n = 3;
+    else if (c == 0xF0) n = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    else if (c == 0xF4) n = 4, hi = 0x8F;
+    else return 0;
+    if ((size_t)(end - s) < n || s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return n;
 }
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
