@@ -10,10 +10,13 @@ One run measures, on ``--messages`` generated messages (default 200,000):
   same table. Two JSON paths: values JSONL (ids must be computed: parse, V8 re-encode, sha256, as
   `Message.from_json` does) and ``{key, value}`` JSONL (ids given: parse only).
 
-Every time is printed twice: wall seconds (``*_s``) and CPU seconds of this process (``*_cpu_s``). On a machine
-shared with other jobs the wall ratios swing with the load; the CPU ratios (``cpu_*``) are the steadier figures.
+Each encoder and decoder runs ``--rounds`` times (default 3), the order of the contenders reversed every other
+round, and every time is the median of its rounds, printed twice: wall seconds (``*_s``) and CPU seconds of
+this process (``*_cpu_s``). On a machine shared with other jobs the wall ratios swing with the load; the CPU
+ratios (``cpu_*``) are the steadier figures.
 
-Usage: ``.venv/bin/python bench/archive.py [--messages N] [--authors A] [--block-size B] [--seed S] [--json OUT]``
+Usage: ``.venv/bin/python bench/archive.py [--messages N] [--authors A] [--block-size B] [--seed S] [--rounds R]
+[--json OUT]``
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -39,12 +43,24 @@ from ssblab.generate import generate_network
 CPU: dict[str, float] = {}  # CPU seconds of each timed step: on a shared machine, wall time also counts waiting
 
 
-def timed(fn: Callable[[], Any], label: str = "") -> tuple[Any, float]:
-    start, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    if label:
-        CPU[label] = time.process_time() - cpu
-    return out, time.perf_counter() - start
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    return fn(), time.perf_counter() - start
+
+
+def rounds(steps: dict[str, Callable[[], Any]], count: int) -> tuple[dict[str, Any], dict[str, float]]:
+    """Each step's output and median wall seconds over ``count`` rounds (medians of CPU seconds go to `CPU`)."""
+    walls: dict[str, list[float]] = {label: [] for label in steps}
+    cpus: dict[str, list[float]] = {label: [] for label in steps}
+    outputs: dict[str, Any] = {}
+    for turn in range(count):
+        for label in list(steps)[:: -1 if turn % 2 else 1]:
+            start, cpu = time.perf_counter(), time.process_time()
+            outputs[label] = steps[label]()
+            cpus[label].append(time.process_time() - cpu)
+            walls[label].append(time.perf_counter() - start)
+    CPU.update({label: statistics.median(seconds) for label, seconds in cpus.items()})
+    return outputs, {label: statistics.median(seconds) for label, seconds in walls.items()}
 
 
 def rows_to_table(rows: list[tuple[Any, ...]]) -> pa.Table:
@@ -86,6 +102,7 @@ def main() -> int:
     parser.add_argument("--authors", type=int, default=100)
     parser.add_argument("--block-size", type=int, default=8192)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each encoder and decoder (medians)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
 
@@ -93,26 +110,37 @@ def main() -> int:
     feeds: dict[str, list[Message]] = defaultdict(list)
     for m in msgs:
         feeds[m.author].append(m)
-    jsonl, t_json = timed(lambda: b"".join(encode_compact(m.value) + b"\n" for m in msgs), "encode_json_v8")
-    _, t_orjson = timed(lambda: b"".join(orjson.dumps(m.value) + b"\n" for m in msgs), "encode_json_orjson")
+    built, encode_s = rounds({
+        "encode_json_v8": lambda: b"".join(encode_compact(m.value) + b"\n" for m in msgs),
+        "encode_json_orjson": lambda: b"".join(orjson.dumps(m.value) + b"\n" for m in msgs),
+        "encode_archive": lambda: build_archives(list(feeds.values()), args.block_size),
+    }, args.rounds)
+    jsonl, (archives, dicts) = built["encode_json_v8"], built["encode_archive"]
+    t_json, t_orjson, t_encode = encode_s["encode_json_v8"], encode_s["encode_json_orjson"], encode_s["encode_archive"]
     kvt = b"".join(orjson.dumps({"key": m.id, "value": m.value}) + b"\n" for m in msgs)
     zstd3 = len(pa.Codec("zstd", compression_level=3).compress(jsonl, asbytes=True))
     zstd9 = len(pa.Codec("zstd", compression_level=9).compress(jsonl, asbytes=True))
-    (archives, dicts), t_encode = timed(lambda: build_archives(list(feeds.values()), args.block_size), "encode_archive")
     archive_size = sum(map(len, archives[0].dictionaries)) + sum(
         sum(map(len, a.blocks)) + len(a.bundle_blob) for a in archives
     )
     blobs = [b for a in archives for b in a.blocks]
     to_arrow(blobs[-1:], dicts)  # warm up: first use of pyarrow's compute kernels imports modules
     json_path_values(jsonl[: jsonl.index(b"\n") + 1])
-    table_archive, t_decode = timed(lambda: to_arrow(blobs, dicts, valid=True), "decode_archive_arrow")
-    table_values, t_values = timed(lambda: json_path_values(jsonl), "decode_json_values")
-    table_kvt, t_kvt = timed(lambda: json_path_kvt(kvt), "decode_json_kvt")
+    tables, decode_s = rounds({
+        "decode_archive_arrow": lambda: to_arrow(blobs, dicts, valid=True),
+        "decode_json_values": lambda: json_path_values(jsonl),
+        "decode_json_kvt": lambda: json_path_kvt(kvt),
+    }, args.rounds)
+    table_archive, table_values, table_kvt = tables["decode_archive_arrow"], tables["decode_json_values"], tables[
+        "decode_json_kvt"]
+    t_decode, t_values, t_kvt = decode_s["decode_archive_arrow"], decode_s["decode_json_values"], decode_s[
+        "decode_json_kvt"]
     assert table_archive.num_rows == table_values.num_rows == len(msgs)
     parquet = io.BytesIO()
     pq.write_table(table_kvt, parquet, compression="zstd")
     figures = {
-        "messages": len(msgs), "feeds": len(feeds), "block_size": args.block_size, "generate_s": t_gen,
+        "messages": len(msgs), "feeds": len(feeds), "block_size": args.block_size, "rounds": args.rounds,
+        "generate_s": t_gen,
         "jsonl_bytes": len(jsonl), "jsonl_zstd3_bytes": zstd3, "jsonl_zstd9_bytes": zstd9,
         "parquet_zstd_bytes": parquet.tell(), "archive_bytes": archive_size,
         "archive_vs_jsonl": archive_size / len(jsonl), "archive_vs_zstd3": archive_size / zstd3,
