@@ -4,7 +4,8 @@ Every contender gets the same messages (a generated network, compact JSON lines,
 JSONL file) and is timed in the same run. ssblab and raw PyNaCl take turns on chunks of --chunk messages (the
 one going first alternates), so that a burst of load from elsewhere on the machine hits both alike; their
 figures are medians over every chunk of --repeat passes, and the ratio is the median of the chunks' own ratios.
-JS runs once a pass, in node; its figure is the median of the passes.
+JS runs once a pass, in node, before ssblab's chunks or after them by turns; its figure is the median of the
+passes, and the ratio against it is the median of each pass's ssblab rate over that pass's JS rate.
 
 - ssblab: bytes in, verdict out: strict parse, V8 encoding, id, shape, sequence/previous, signature.
 - raw PyNaCl: only ``VerifyKey.verify(signing_bytes, signature)`` over precomputed bytes (keys cached): the
@@ -49,8 +50,11 @@ def pin_to_one_core() -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-def paired_pass(lines: list[bytes], items: list[tuple[bytes, bytes, bytes]], chunk: int) -> list[tuple[float, float]]:
-    """(ssblab msgs/s, raw PyNaCl msgs/s) of each chunk of one pass over the messages."""
+Item = tuple[bytes, bytes, bytes]  # public key, signed bytes, signature
+
+
+def paired_pass(lines: list[bytes], items: list[Item], chunk: int) -> list[tuple[int, float, float]]:
+    """(messages, ssblab seconds, raw PyNaCl seconds) of each chunk of one pass over the messages."""
     validator = FeedValidator()
     keys: dict[bytes, nacl.signing.VerifyKey] = {}
 
@@ -60,7 +64,7 @@ def paired_pass(lines: list[bytes], items: list[tuple[bytes, bytes, bytes]], chu
             validator.push(Message.from_json(line))
         return time.process_time() - start
 
-    def raw(part: list[tuple[bytes, bytes, bytes]]) -> float:
+    def raw(part: list[Item]) -> float:
         start = time.process_time()
         for public, signed, signature in part:
             key = keys.get(public)
@@ -69,16 +73,16 @@ def paired_pass(lines: list[bytes], items: list[tuple[bytes, bytes, bytes]], chu
             key.verify(signed, signature)
         return time.process_time() - start
 
-    rates = []
+    times = []
     for turn, at in enumerate(range(0, len(lines), chunk)):
         part, part_items = lines[at : at + chunk], items[at : at + chunk]
         if turn % 2:
             raw_s, ours_s = raw(part_items), ours(part)
         else:
             ours_s, raw_s = ours(part), raw(part_items)
-        rates.append((len(part) / ours_s, len(part) / raw_s))
+        times.append((len(part), ours_s, raw_s))
     assert validator.report.valid == len(lines), validator.report.to_json()["errors"][:3]
-    return rates
+    return times
 
 
 def js_rates(lines: list[bytes]) -> tuple[float, float] | None:
@@ -118,29 +122,36 @@ def main() -> None:
     print(f"{len(lines)} messages of {args.authors} feeds, {sum(map(len, lines)) / len(lines):.0f} bytes each "
           f"on average; one core; {args.repeat} passes", file=sys.stderr)
 
-    chunks: list[tuple[float, float]] = []
+    chunks: list[tuple[float, float]] = []  # (ssblab msgs/s, raw msgs/s) of every chunk
     js_runs: dict[str, list[float]] = {JS: [], JS_PARSE: []}
-    for _ in range(args.repeat):
-        chunks += paired_pass(lines, items, args.chunk)
-        if (js := js_rates(lines)) is not None:
-            js_runs[JS].append(js[0])
-            js_runs[JS_PARSE].append(js[1])
+    js_ratios: dict[str, list[float]] = {JS: [], JS_PARSE: []}
+    for turn in range(args.repeat):
+        js = js_rates(lines) if turn % 2 else None
+        times = paired_pass(lines, items, args.chunk)
+        if not turn % 2:
+            js = js_rates(lines)
+        chunks += [(count / ours_s, count / raw_s) for count, ours_s, raw_s in times]
+        if js is not None:
+            ours_pass = len(lines) / sum(ours_s for _, ours_s, _ in times)
+            for name, rate in zip((JS, JS_PARSE), js, strict=True):
+                js_runs[name].append(rate)
+                js_ratios[name].append(ours_pass / rate)
 
     medians = {"ssblab": statistics.median(c[0] for c in chunks),
                "raw PyNaCl": statistics.median(c[1] for c in chunks),
                **{name: statistics.median(rates) for name, rates in js_runs.items() if rates}}
-    ours = medians["ssblab"]
-    paired = statistics.median(c[0] / c[1] for c in chunks)
+    ratios = {"raw PyNaCl": statistics.median(c[0] / c[1] for c in chunks),
+              **{name: statistics.median(found) for name, found in js_ratios.items() if found}}
     print(f"{'validator':<42}{'msgs/s':>10}{'ssblab / it':>14}")
     for name, rate in medians.items():
-        ratio = paired if name == "raw PyNaCl" else ours / rate
-        print(f"{name:<42}{rate:>10.0f}{ratio:>14.2f}")
+        print(f"{name:<42}{rate:>10.0f}{ratios.get(name, 1.0):>14.2f}")
     quartiles = statistics.quantiles([c[0] / c[1] for c in chunks], n=4)
     print(f"ssblab / raw PyNaCl over {len(chunks)} chunks: quartiles {quartiles[0]:.2f} {quartiles[1]:.2f} "
           f"{quartiles[2]:.2f}", file=sys.stderr)
-    ratios = {f"ssblab/{name}": round(paired if name == "raw PyNaCl" else ours / rate, 3)
-              for name, rate in medians.items() if name != "ssblab"}
-    print(json.dumps({"messages": len(lines), **{k: round(v) for k, v in medians.items()}, **ratios}))
+    if js_ratios[JS]:
+        print(f"ssblab / JS per pass: {' '.join(f'{r:.2f}' for r in js_ratios[JS])}", file=sys.stderr)
+    print(json.dumps({"messages": len(lines), **{k: round(v) for k, v in medians.items()},
+                      **{f"ssblab/{name}": round(ratio, 3) for name, ratio in ratios.items()}}))
 
 
 if __name__ == "__main__":
