@@ -24,13 +24,9 @@ import orjson
 import pyarrow as pa
 
 from ssblab.archive import block as blocks
+from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.core.schema import arrow_schema
-
-try:
-    from ssblab.archive import _speedups
-except ImportError:  # no C compiler at install: numpy's base64 gives the same ids
-    _speedups = None
 
 MESSAGES_SCHEMA = arrow_schema("messages")
 UNVERIFIED = "unverified"

@@ -20,13 +20,9 @@ from operator import itemgetter
 import numpy as np
 import numpy.typing as npt
 
+from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.errors import NotArchivable
 from ssblab.core.message import Message
-
-try:
-    from ssblab.archive import _speedups
-except ImportError:  # no C compiler at install: the Python route splits the same way
-    _speedups = None
 
 KEYS = ("previous", "author", "sequence", "timestamp", "hash", "content", "signature")
 MAX_TIMESTAMP = 2**53  # integers beyond this are not exact JavaScript numbers

@@ -29,10 +29,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-try:
-    from ssblab.archive import _speedups
-except ImportError:  # no C compiler at install: the Arrow route gives the same texts and ids
-    _speedups = None
+from ssblab.archive.compiled import speedups as _speedups
 
 if TYPE_CHECKING:
     from ssblab.archive.block import Block

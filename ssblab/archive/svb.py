@@ -17,12 +17,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.errors import MalformedArchive
-
-try:
-    from ssblab.archive import _speedups
-except ImportError:  # no C compiler at install: the numpy route reads the same integers
-    _speedups = None
 
 Flavour = Literal["1234", "1248"]
 _WIDTHS: dict[str, tuple[int, ...]] = {"1234": (1, 2, 3, 4), "1248": (1, 2, 4, 8)}

@@ -32,13 +32,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ssblab.archive import dense, svb
+from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.errors import MalformedArchive, NotArchivable
 from ssblab.archive.pieces import I64, Pieces, concat, gather
-
-try:
-    from ssblab.archive import _speedups
-except ImportError:  # no C compiler at install: the numpy route gives the same texts
-    _speedups = None
 
 TOKEN = re.compile(
     rb"[%&@][A-Za-z0-9+/]{43}=\.(?:sha256|ed25519)"  # SSB refs
