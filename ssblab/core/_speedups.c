@@ -1,4 +1,5 @@
-/* Compiled fast paths of ssblab.core.encoding; the pure-Python routes give the same bytes (tests compare them).
+/* Compiled fast paths of ssblab.core.encoding and .message; the pure-Python routes give the same bytes and
+ * verdicts (tests/core compare them).
  *
  * v8_indent(text) turns received JSON text straight into JSON.stringify(JSON.parse(text), null, 2) as UTF-8,
  * in one pass and without building a value, when it can prove the result: the text is strict JSON as SSB
@@ -40,7 +41,8 @@ typedef struct {
     size_t nkeys, keys_cap;
 } Pass;
 
-typedef enum { OK = 0, BAIL = 1, NO_MEMORY = 2 } Status;
+/* BAIL: not provable here, the caller takes the exact route; FAILED: out of memory or a Python error set. */
+typedef enum { OK = 0, BAIL = 1, FAILED = 2 } Status;
 
 /* Bytes a string copies unchanged: printable ASCII but the quote and the backslash. */
 static unsigned char plain_byte[256];
@@ -54,7 +56,7 @@ static Status reserve(Pass *p, size_t extra) {
     size_t cap = p->cap * 2;
     while (cap < p->len + extra) cap *= 2;
     unsigned char *grown = PyMem_Realloc(p->out, cap);
-    if (!grown) return NO_MEMORY;
+    if (!grown) return FAILED;
     p->out = grown;
     p->cap = cap;
     return OK;
@@ -66,14 +68,14 @@ static void put(Pass *p, const char *bytes, size_t n) { /* after reserve */
 }
 
 static Status emit(Pass *p, const char *bytes, size_t n) {
-    if (reserve(p, n)) return NO_MEMORY;
+    if (reserve(p, n)) return FAILED;
     put(p, bytes, n);
     return OK;
 }
 
 static Status newline(Pass *p, int depth) {
     size_t n = 1 + 2 * (size_t)depth;
-    if (reserve(p, n)) return NO_MEMORY;
+    if (reserve(p, n)) return FAILED;
     p->out[p->len] = '\n';
     memset(p->out + p->len + 1, ' ', n - 1);
     p->len += n;
@@ -144,12 +146,12 @@ static void put_code_point(Pass *p, unsigned cp) { /* after reserve(6) */
 
 /* A string (p->at is past the opening quote), written in V8's escaping. */
 static Status string(Pass *p) {
-    if (emit(p, "\"", 1)) return NO_MEMORY;
+    if (emit(p, "\"", 1)) return FAILED;
     for (;;) {
         const unsigned char *run = p->at; /* copy plain ASCII in one go */
         p->at = plain_run(p->at, p->end);
         size_t n = (size_t)(p->at - run);
-        if (reserve(p, n + 8)) return NO_MEMORY;
+        if (reserve(p, n + 8)) return FAILED;
         put(p, (const char *)run, n);
         if (p->at >= p->end) return BAIL;
         unsigned c = *p->at;
@@ -235,11 +237,11 @@ static Status number(Pass *p) {
         memcpy(text, start, n);
         text[n] = 0;
         double x = PyOS_string_to_double(text, NULL, NULL);
-        if (x == -1.0 && PyErr_Occurred()) return NO_MEMORY;
+        if (x == -1.0 && PyErr_Occurred()) return FAILED;
         double magnitude = fabs(x);
         if (!(magnitude >= 1e-4 && magnitude < 1e15) || x == floor(x)) return BAIL;
         char *shortest = PyOS_double_to_string(x, 'r', 0, 0, NULL);
-        if (!shortest) return NO_MEMORY;
+        if (!shortest) return FAILED;
         int same = strlen(shortest) == n && memcmp(shortest, text, n) == 0;
         PyMem_Free(shortest);
         if (!same) return BAIL;
@@ -254,7 +256,7 @@ static Status push_key(Pass *p, size_t offset, size_t length) {
     if (p->nkeys + 2 > p->keys_cap) {
         size_t cap = p->keys_cap ? p->keys_cap * 2 : 64;
         size_t *grown = PyMem_Realloc(p->keys, cap * sizeof *grown);
-        if (!grown) return NO_MEMORY;
+        if (!grown) return FAILED;
         p->keys = grown, p->keys_cap = cap;
     }
     p->keys[p->nkeys++] = offset;
