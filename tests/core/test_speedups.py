@@ -29,7 +29,7 @@ def test_the_extension_is_built_where_a_compiler_is() -> None:
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}): ssblab runs its pure-Python routes")
-    assert speedups is not None, "ssblab.core._speedups failed to build: reinstall with `pip install -e .` -v"
+    assert speedups is not None, "ssblab.core._speedups failed to build (`pip install -e . -v` shows why)"
 
 
 def _exact_route(text: bytes) -> bytes | None:
