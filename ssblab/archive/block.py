@@ -297,11 +297,16 @@ def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str
     return found
 
 
-def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> tuple[list[bytes], list[bytes]]:
-    """(each message's signed JSON when ``keep``, else []; each message's sha256 id digest)."""
+def _checked_orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
+    """`orders`, once ``dicts`` are proved to be the ones the block was coded with."""
     if block.dictionaries != dicts.heads:
         raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
-    by_order = orders(block, dicts, where)
+    return orders(block, dicts, where)
+
+
+def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> tuple[list[bytes], list[bytes]]:
+    """(each message's signed JSON when ``keep``, else []; each message's sha256 id digest)."""
+    by_order = _checked_orders(block, dicts, where)
     if rebuild._speedups is not None:
         texts, joined = rebuild.chain_compiled(block, by_order, keep)
         return texts, [joined[i : i + 32] for i in range(0, len(joined), 32)]
@@ -334,9 +339,7 @@ def digests(block: Block, dicts: Dictionaries, where: str = "block") -> bytes:
     """Each message's sha256 id digest, end to end (32 bytes each): what a table needs, without the texts."""
     if rebuild._speedups is None:
         return b"".join(rebuild_block(block, dicts, where, keep=False)[1])
-    if block.dictionaries != dicts.heads:
-        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
-    return rebuild.chain_compiled(block, orders(block, dicts, where), keep=False)[1]
+    return rebuild.chain_compiled(block, _checked_orders(block, dicts, where), keep=False)[1]
 
 
 def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:

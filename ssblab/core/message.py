@@ -281,17 +281,15 @@ def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
     """
     value = msg.value
     author = value["author"]
+    valid = None  # the compiled check's verdict; None where it cannot tell (an HMAC key, no extension, odd input)
     if hmac_key is None and _speedups is not None:
         valid = _speedups.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
-        if valid is True:
-            return
-        if valid is False:
-            raise InvalidMessage(Rule.SIGNATURE, "signature does not verify", author=author,
-                                 sequence=value["sequence"])
-    public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
-    signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])
-    signed = msg.signing_bytes() if hmac_key is None else _signed_bytes(msg.signing_bytes(), hmac_key)
-    if not ed25519.verify(public_key, signed, signature):
+    if valid is None:
+        public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
+        signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])
+        signed = msg.signing_bytes() if hmac_key is None else _signed_bytes(msg.signing_bytes(), hmac_key)
+        valid = ed25519.verify(public_key, signed, signature)
+    if not valid:
         raise InvalidMessage(Rule.SIGNATURE, "signature does not verify", author=author, sequence=value["sequence"])
 
 
