@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import shutil
-import sysconfig
 from typing import Any
 
 import numpy as np
@@ -25,13 +23,7 @@ from ssblab.archive.errors import ArchiveError, NotArchivable
 from ssblab.core.message import Message
 from ssblab.core.private_box import box
 from tests.archive.feeds import KEYPAIR, contents, sign_feed
-from tests.archive.routes import COMPILED, needs_compiled, pure_python
-
-
-def test_the_extension_is_built() -> None:
-    if shutil.which("cc") is None and not sysconfig.get_config_var("CC"):
-        pytest.skip("no C compiler on this machine: ssblab runs its pure-Python routes")
-    assert COMPILED, "ssblab.archive._speedups is missing: run `python setup.py build_ext --inplace`"
+from tests.archive.routes import needs_compiled, pure_python
 
 
 @needs_compiled
