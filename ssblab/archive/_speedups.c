@@ -757,7 +757,7 @@ done:
     return result;
 }
 
-/* --- flatten_block ------------------------------------------------------------------------------------------- */
+/* --- flattening and tokens ----------------------------------------------------------------------------------- */
 
 /* Character classes of the text.LEAF and text.TOKEN expressions. */
 
@@ -774,10 +774,9 @@ static int put_bytes(Buf *b, const void *p, size_t len) {
 
 static unsigned char LEAF_START[256]; /* the bytes a text.LEAF match can start with, filled at import */
 
-/* text.flatten of one content text: its skeleton into skel, its leaves (each ended by 0x00) onto leaves. The
+/* text.flatten of one content text: its skeleton onto skel, its leaves (each ended by 0x00) onto leaves. The
  * scan is text.LEAF's, alternative by alternative, at each position in turn (what re.split does). */
 static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *skel, Buf *leaves) {
-    skel->len = 0;
     for (size_t i = 0; i < n;) {
         size_t run = i; /* bytes that cannot start a leaf go to the skeleton in one copy */
         while (run < n && !LEAF_START[s[run]]) run++;
@@ -926,7 +925,7 @@ static int intern_grow(Intern *t, const unsigned char *text) {
 }
 
 /* The index of the token text[start:start+len], added when new; -1 on failure. */
-static int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t len) {
+static inline int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t len) {
     if (t->n == t->cap && intern_grow(t, text) < 0) return -1;
     uint64_t h = hash_bytes(text + start, len), tag = h & 0xFFFFFFFF00000000ULL, head = first_word(text + start, len);
     for (size_t at = h & t->mask; t->slots[at]; at = (at + 1) & t->mask) {
@@ -943,70 +942,102 @@ static int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t
     return (int64_t)t->n++;
 }
 
-/* flatten_block(contents, keys_as_data) -> (skeletons, distinct tokens, int64 counts, int64 token stream), or
- * None when a content holds 0x00 (the Python route raises NotArchivable for it). */
-static PyObject *flatten_block(PyObject *self, PyObject *args) {
-    PyObject *contents, *flags;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &contents, &PyList_Type, &flags)) return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(contents);
-    if (PyList_GET_SIZE(flags) != n) {
-        PyErr_SetString(PyExc_ValueError, "flatten_block: one keys-as-data flag per content");
+/* repeated_tokens(lists) -> the tokens (bytes) that occur more than once across the lists, in the order first met:
+ * what block._shared_candidates counts, without a Python dict of every token. */
+static PyObject *repeated_tokens(PyObject *self, PyObject *lists) {
+    if (!PyList_Check(lists)) {
+        PyErr_SetString(PyExc_TypeError, "repeated_tokens takes a list of lists of bytes");
         return NULL;
     }
-    Buf skel = {0}, leaves = {0}, stream = {0};
-    Intern t = {0};
-    PyObject *skeletons = PyList_New(n), *distinct = NULL, *counts = NULL, *ranks = NULL, *result = NULL;
-    if (!skeletons) return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *text = PyList_GET_ITEM(contents, i);
-        if (!PyBytes_Check(text)) {
-            PyErr_SetString(PyExc_TypeError, "flatten_block: contents must be bytes");
+    Buf text = {0};
+    Intern seen = {0};
+    PyObject *out = NULL;
+    for (Py_ssize_t b = 0; b < PyList_GET_SIZE(lists); b++) {
+        PyObject *list = PyList_GET_ITEM(lists, b);
+        if (!PyList_Check(list)) {
+            PyErr_SetString(PyExc_TypeError, "repeated_tokens takes a list of lists of bytes");
             goto done;
         }
-        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(text);
-        size_t len = PyBytes_GET_SIZE(text);
-        if (memchr(p, 0, len)) {
-            result = Py_NewRef(Py_None);
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+            PyObject *tok = PyList_GET_ITEM(list, i);
+            if (!PyBytes_Check(tok)) {
+                PyErr_SetString(PyExc_TypeError, "repeated_tokens takes a list of lists of bytes");
+                goto done;
+            }
+            size_t at = text.len, len = PyBytes_GET_SIZE(tok);
+            if (reserve(&text, len + 8) < 0) goto done;
+            put(&text, PyBytes_AS_STRING(tok), len);
+            memset(text.data + text.len, 0, 8); /* the padding first_word reads */
+            size_t known = seen.n;
+            if (intern(&seen, text.data, at, len) < 0) goto done;
+            if (seen.n == known) text.len = at; /* met before: keep one copy */
+        }
+    }
+    if (!(out = PyList_New(0))) goto done;
+    for (size_t k = 0; k < seen.n; k++) {
+        if (seen.tokens[k].count < 2) continue;
+        PyObject *tok = PyBytes_FromStringAndSize((const char *)text.data + seen.tokens[k].start, seen.tokens[k].len);
+        if (!tok || PyList_Append(out, tok) < 0) {
+            Py_XDECREF(tok);
+            Py_CLEAR(out);
             goto done;
         }
-        int keys_as_data = PyObject_IsTrue(PyList_GET_ITEM(flags, i));
-        if (keys_as_data < 0 || flatten_one(p, len, keys_as_data, &skel, &leaves) < 0) goto done;
-        PyObject *item = PyBytes_FromStringAndSize((const char *)skel.data, skel.len);
-        if (!item) goto done;
-        PyList_SET_ITEM(skeletons, i, item);
+        Py_DECREF(tok);
     }
-    if (reserve(&leaves, 8) < 0) goto done;
-    memset(leaves.data + leaves.len, 0, 8); /* the padding first_word reads */
-    size_t run_end = 0;
-    for (size_t i = 0; i < leaves.len;) {
-        size_t len = token_at(leaves.data, leaves.len, i, &run_end);
-        int64_t k = intern(&t, leaves.data, i, len);
-        if (k < 0 || reserve(&stream, 8) < 0) goto done;
-        memcpy(stream.data + stream.len, &k, 8);
-        stream.len += 8;
-        i += len;
-    }
-    if (!(distinct = PyList_New(t.n)) || !(counts = PyBytes_FromStringAndSize(NULL, 8 * t.n))) goto done;
-    for (size_t k = 0; k < t.n; k++) {
-        int64_t count = t.tokens[k].count;
-        memcpy(PyBytes_AS_STRING(counts) + 8 * k, &count, 8);
-        PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + t.tokens[k].start, t.tokens[k].len);
-        if (!item) goto done;
-        PyList_SET_ITEM(distinct, k, item);
-    }
-    if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
-        result = PyTuple_Pack(4, skeletons, distinct, counts, ranks);
 done:
-    Py_XDECREF(skeletons);
-    Py_XDECREF(distinct);
-    Py_XDECREF(counts);
-    Py_XDECREF(ranks);
-    PyMem_Free(skel.data);
-    PyMem_Free(leaves.data);
-    PyMem_Free(stream.data);
-    PyMem_Free(t.slots);
-    PyMem_Free(t.tokens);
-    return result;
+    PyMem_Free(text.data);
+    PyMem_Free(seen.slots);
+    PyMem_Free(seen.tokens);
+    return out;
+}
+
+/* token_slots(data, offsets) -> the table encode_column finds shared tokens by (the pieces of data and offsets,
+ * each distinct): a power of two of uint64 slots, at least twice as many as tokens, each holding a hash tag (high
+ * half) and the token's id + 1 (low half; 0 when empty), placed by open addressing as intern does. */
+static PyObject *token_slots(PyObject *self, PyObject *args) {
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
+    Pieces p;
+    Buf padded = {0};
+    PyObject *out = NULL;
+    if (pieces_of(&p, &data, &offsets, "token_slots") < 0 || reserve(&padded, data.len + 8) < 0) goto done;
+    put(&padded, data.buf, data.len);
+    memset(padded.data + data.len, 0, 8); /* the padding first_word reads */
+    size_t size = 16;
+    while (size < 2 * (size_t)p.n) size *= 2;
+    if (!(out = PyBytes_FromStringAndSize(NULL, 8 * size))) goto done;
+    memset(PyBytes_AS_STRING(out), 0, 8 * size);
+    Intern table = {.slots = (uint64_t *)PyBytes_AS_STRING(out), .mask = size - 1};
+    for (Py_ssize_t k = 0; k < p.n; k++) {
+        const unsigned char *tok;
+        int64_t len;
+        if (piece(&p, k, &tok, &len) < 0) {
+            PyErr_SetString(PyExc_ValueError, "token_slots: offsets outside the data");
+            Py_CLEAR(out);
+            goto done;
+        }
+        place(&table, hash_bytes(padded.data + (tok - p.data), len), k);
+    }
+done:
+    PyMem_Free(padded.data);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return out;
+}
+
+/* The id of the shared token tok (with 8 readable bytes past its end) in a token_slots table, or -1. */
+static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len) {
+    const uint64_t *slot = slots->buf;
+    size_t mask = slots->len / 8 - 1;
+    uint64_t h = hash_bytes(tok, len), tag = h & 0xFFFFFFFF00000000ULL;
+    for (size_t at = h & mask, probes = 0; slot[at] && probes <= mask; at = (at + 1) & mask, probes++) {
+        if ((slot[at] & 0xFFFFFFFF00000000ULL) != tag) continue;
+        int64_t k = (int64_t)(slot[at] & 0xFFFFFFFF) - 1, size;
+        const unsigned char *start;
+        if (k < shared->n && piece(shared, k, &start, &size) == 0 && (size_t)size == len && !memcmp(start, tok, len))
+            return k;
+    }
+    return -1;
 }
 
 /* --- classify ------------------------------------------------------------------------------------------------ */
@@ -1090,16 +1121,24 @@ static int svb_encode(const int64_t *values, Py_ssize_t n, PyObject **codes, PyO
     return _PyBytes_Resize(data, len);
 }
 
-typedef struct {
-    const int64_t *count;
-} ByCount;
-
-static ByCount by_count; /* qsort has no context argument; the GIL serialises its users */
-
-static int falling_count(const void *a, const void *b) { /* ties by first appearance: a stable order */
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    int64_t cx = by_count.count[x], cy = by_count.count[y];
-    return cx != cy ? (cx < cy ? 1 : -1) : (x > y) - (x < y);
+/* The tokens by falling count, ties by first appearance (a stable order): a counting sort, since counts are at
+ * most the stream's length. -1 when a count is out of range. */
+static int rank_tokens(const int64_t *count, Py_ssize_t n, Py_ssize_t n_stream, int64_t *order) {
+    int64_t top = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (count[k] < 0 || count[k] > n_stream) return -1;
+        top = count[k] > top ? count[k] : top;
+    }
+    int64_t *starts = PyMem_Calloc(top + 2, sizeof(int64_t));
+    if (!starts) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) starts[top - count[k] + 1]++; /* bucket top - count: falling counts */
+    for (int64_t b = 1; b <= top + 1; b++) starts[b] += starts[b - 1];
+    for (Py_ssize_t k = 0; k < n; k++) order[starts[top - count[k]]++] = k;
+    PyMem_Free(starts);
+    return 0;
 }
 
 /* dense.best_s: the stopper count that codes the ranks in the fewest bytes (ties: the smaller). */
@@ -1116,22 +1155,27 @@ static int best_s(const int64_t *tail, int64_t alphabet) {
     return best;
 }
 
-/* encode_column(distinct, counts, stream, shared, skeleton_ids) -> the ten parts of text.TextColumn. */
+/* encode_column(distinct, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the ten parts
+ * of text.TextColumn; the shared TOKEN dictionary comes as its tokens end to end and their token_slots table. */
 static PyObject *encode_column(PyObject *self, PyObject *args) {
-    PyObject *distinct, *shared, *skeletons;
-    Py_buffer counts, stream;
-    if (!PyArg_ParseTuple(args, "O!y*y*O!O!", &PyList_Type, &distinct, &counts, &stream, &PyDict_Type, &shared,
-                          &PyList_Type, &skeletons))
+    PyObject *distinct;
+    Py_buffer counts, stream, shared_data, shared_offsets, slots, skeletons;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*y*y*y*", &PyList_Type, &distinct, &counts, &stream, &shared_data,
+                          &shared_offsets, &slots, &skeletons))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(distinct), n_stream = stream.len / 8, n_skel = PyList_GET_SIZE(skeletons);
+    Pieces shared;
+    Buf padded = {0}; /* a token with the 8 bytes past its end that hash_bytes reads */
+    Py_ssize_t n = PyList_GET_SIZE(distinct), n_stream = stream.len / 8, n_skel = skeletons.len / 8;
     PyObject *parts[10] = {0}, *result = NULL;
     int64_t *order = NULL, *rank_of = NULL, *tail = NULL, *ids = NULL, *sizes = NULL, *skel = NULL;
     Buf kinds = {0}, payload = {0}, ranks = {0};
     unsigned char *raw = NULL;
-    if (counts.len != 8 * n || stream.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count per token and an int64 stream");
+    if (counts.len != 8 * n || stream.len % 8 || skeletons.len % 8 || slots.len < 8 || slots.len & (slots.len - 1)) {
+        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count per token, int64 streams and skeleton ids, "
+                                          "and a token_slots table");
         goto done;
     }
+    if (pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0) goto done;
     order = PyMem_Malloc((n + 1) * sizeof(int64_t));
     rank_of = PyMem_Malloc((n + 1) * sizeof(int64_t));
     tail = PyMem_Calloc(n + 1, sizeof(int64_t));
@@ -1142,9 +1186,10 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t k = 0; k < n; k++) order[k] = k;
-    by_count.count = counts.buf;
-    qsort(order, n, sizeof(int64_t), falling_count);
+    if (rank_tokens(counts.buf, n, n_stream, order) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "encode_column: a token count out of range");
+        goto done;
+    }
     Py_ssize_t n_ids = 0, n_sizes = 0;
     size_t raw_cap = 0;
     for (Py_ssize_t r = 0; r < n; r++) {
@@ -1154,14 +1199,16 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_TypeError, "encode_column: tokens must be bytes");
             goto done;
         }
-        PyObject *id = PyDict_GetItemWithError(shared, tok);
+        size_t len = PyBytes_GET_SIZE(tok);
+        padded.len = 0;
+        if (reserve(&padded, len + 8) < 0) goto done;
+        put(&padded, PyBytes_AS_STRING(tok), len);
+        memset(padded.data + len, 0, 8);
+        int64_t id = find_shared(&slots, &shared, padded.data, len);
         unsigned char kind = SHARED;
-        if (id) {
-            if ((ids[n_ids++] = PyLong_AsLongLong(id)) == -1 && PyErr_Occurred()) goto done;
-        } else if (PyErr_Occurred()) {
-            goto done;
+        if (id >= 0) {
+            ids[n_ids++] = id;
         } else {
-            size_t len = PyBytes_GET_SIZE(tok);
             if (len > raw_cap) {
                 unsigned char *grown = PyMem_Realloc(raw, len);
                 if (!grown) {
@@ -1205,8 +1252,7 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         for (int back = 1; back < len; back++, digits /= c) at[-back] = (unsigned char)(s + digits % c);
         ranks.len += len;
     }
-    for (Py_ssize_t i = 0; i < n_skel; i++)
-        if ((skel[i] = PyLong_AsLongLong(PyList_GET_ITEM(skeletons, i))) == -1 && PyErr_Occurred()) goto done;
+    memcpy(skel, skeletons.buf, skeletons.len);
     unsigned char s_byte = (unsigned char)s;
     if (!(parts[0] = PyBytes_FromStringAndSize((const char *)kinds.data, kinds.len)) ||
         svb_encode(ids, n_ids, &parts[1], &parts[2]) < 0 || svb_encode(sizes, n_sizes, &parts[3], &parts[4]) < 0 ||
@@ -1229,8 +1275,13 @@ done:
     PyMem_Free(payload.data);
     PyMem_Free(ranks.data);
     PyMem_Free(raw);
+    PyMem_Free(padded.data);
     PyBuffer_Release(&counts);
     PyBuffer_Release(&stream);
+    PyBuffer_Release(&shared_data);
+    PyBuffer_Release(&shared_offsets);
+    PyBuffer_Release(&slots);
+    PyBuffer_Release(&skeletons);
     return result;
 }
 
@@ -1391,7 +1442,7 @@ static PyObject *shared_tokens(PyObject *self, PyObject *entries) {
     return out;
 }
 
-/* --- split_block ---------------------------------------------------------------------------------------------- */
+/* --- plan_block ----------------------------------------------------------------------------------------------- */
 
 static const char *const ENVELOPE[7] = {"previous", "author", "sequence", "timestamp", "hash", "content", "signature"};
 enum { K_PREVIOUS, K_AUTHOR, K_SEQUENCE, K_TIMESTAMP, K_HASH, K_CONTENT, K_SIGNATURE };
@@ -1478,126 +1529,421 @@ static PyObject *type_of(PyObject *value) {
     return PyUnicode_AsEncodedString(kind, "utf-8", "surrogatepass");
 }
 
-/* split_block(values, encodings, ids, author, previous, first) -> (orders, timestamps, signatures, contents,
- * types): envelope.split of every message of a block and block._type_of. None when a message is not the author's
- * next one or a text will not encode: the Python route then reports it. */
-static PyObject *split_block(PyObject *self, PyObject *args) {
-    PyObject *values, *encodings, *ids, *author, *previous;
-    long long first;
-    if (!PyArg_ParseTuple(args, "O!O!O!UOL", &PyList_Type, &values, &PyList_Type, &encodings, &PyList_Type, &ids,
-                          &author, &previous, &first))
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(values);
-    if (PyList_GET_SIZE(encodings) != n || PyList_GET_SIZE(ids) != n) {
-        PyErr_SetString(PyExc_ValueError, "split_block: one value, encoding and id per message");
-        return NULL;
+/* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
+ * types, type indexes, skeletons, skeleton indexes, distinct tokens, int64 counts, int64 token stream): each list of
+ * distinct values first met first, each index an int64 per message; block.plan of a block of
+ * Message tuples (value, encoded, id), or None when something is for the Python route to report (a message that
+ * is not the author's next one, a text that will not encode, a content holding 0x00).
+ *
+ * Most envelopes are settled from the encoding alone (split_text), without touching the parsed value; the
+ * others take envelope.split's own route over the value (split_value). Contents are flattened where they lie in
+ * the encodings, skeletons and types are interned, and the leaf texts of the block are tokenized in one pass. */
+
+static const size_t ENVELOPE_LEN[7] = {8, 6, 8, 9, 4, 7, 9};
+
+typedef struct { /* what the next message's envelope must say */
+    const char *previous; /* the previous id, NULL for none */
+    Py_ssize_t previous_len;
+    const char *author;
+    Py_ssize_t author_len;
+    char sequence[24];
+    size_t sequence_len;
+} Expect;
+
+typedef struct { /* one message split: the content text is s[start:end] (all of it when verbatim) */
+    int order[7];
+    int64_t stamp;
+    unsigned char raw[66];
+    size_t start, end;
+} Split;
+
+/* At a line "  \"<envelope key>\": ", the key (into *key) and where its value starts; NULL for another line. */
+static const unsigned char *key_of(const unsigned char *s, const unsigned char *end, int *key) {
+    if (end - s < 7 || s[0] != ' ' || s[1] != ' ' || s[2] != '"') return NULL;
+    for (int k = 0; k < 7; k++) {
+        size_t len = ENVELOPE_LEN[k];
+        if ((size_t)(end - s) >= len + 6 && s[3] == ENVELOPE[k][0] && !memcmp(s + 3, ENVELOPE[k], len) &&
+            !memcmp(s + 3 + len, "\": ", 3)) {
+            *key = k;
+            return s + 6 + len;
+        }
     }
-    PyObject *orders = PyList_New(n), *contents = PyList_New(n), *types = PyList_New(n), *result = NULL;
+    return NULL;
+}
+
+static inline int is_quoted(const unsigned char *v, size_t len, const char *text, Py_ssize_t text_len) {
+    return len == (size_t)text_len + 2 && v[0] == '"' && v[len - 1] == '"' && !memcmp(v + 1, text, text_len);
+}
+
+/* Whether v (one envelope value as printed) is what split renders for key k; a signature goes into out->raw. */
+static int value_ok(int k, const unsigned char *v, size_t len, const Expect *ex, Split *out) {
+    switch (k) {
+    case K_PREVIOUS:
+        return ex->previous ? is_quoted(v, len, ex->previous, ex->previous_len) : len == 4 && !memcmp(v, "null", 4);
+    case K_AUTHOR:
+        return is_quoted(v, len, ex->author, ex->author_len);
+    case K_SEQUENCE:
+        return len == ex->sequence_len && !memcmp(v, ex->sequence, len);
+    case K_HASH:
+        return len == 8 && !memcmp(v, "\"sha256\"", 8);
+    case K_TIMESTAMP: { /* digits as JavaScript prints an integer below 2**53 */
+        if (len < 1 || len > 16 || (len > 1 && v[0] == '0')) return 0;
+        uint64_t t = 0;
+        for (size_t j = 0; j < len; j++) {
+            if (!is_digit(v[j])) return 0;
+            t = 10 * t + (v[j] - '0');
+        }
+        out->stamp = (int64_t)t;
+        return t < ((uint64_t)1 << 53);
+    }
+    case K_SIGNATURE:
+        return len == 102 && v[0] == '"' && !memcmp(v + 89, ".sig.ed25519\"", 13) &&
+               canonical_b64(v + 1, 88, out->raw) == 64;
+    }
+    return 0;
+}
+
+static inline const unsigned char *last_newline(const unsigned char *from, const unsigned char *to) {
+#ifdef __GLIBC__
+    return memrchr(from, '\n', to - from);
+#else
+    while (to > from && to[-1] != '\n') to--;
+    return to > from ? to - 1 : NULL;
+#endif
+}
+
+/* envelope.split read off the encoding s: 1 when s is the seven-key envelope split expects, line by line (its
+ * encoding is JSON.stringify(value, null, 2), so the lines are the value's keys in order); 0 when the value route
+ * must decide. The content is one value: none of its lines but the closing bracket sits at indentation 2. */
+static int split_text(const unsigned char *s, size_t n, const Expect *ex, Split *out) {
+    const unsigned char *end = s + n, *p = s + 2, *v = NULL, *w;
+    if (n < 4 || s[0] != '{' || s[1] != '\n' || s[n - 2] != '\n' || s[n - 1] != '}') return 0;
+    int seen = 0, head = 0, key;
+    for (;; head++) { /* the lines before the content */
+        if (head == 7 || !(v = key_of(p, end, &key)) || seen >> key & 1) return 0;
+        seen |= 1 << key;
+        out->order[head] = key;
+        if (key == K_CONTENT) break;
+        const unsigned char *nl = memchr(v, '\n', end - v);
+        if (!nl || nl[-1] != ',' || !value_ok(key, v, nl - 1 - v, ex, out)) return 0;
+        p = nl + 1;
+    }
+    const unsigned char *e = end - 2; /* the newline ending the line being read, from the last one up */
+    for (int j = 6; j > head; j--) {
+        const unsigned char *ls = last_newline(v, e);
+        if (!ls++ || (j < 6 && e[-1] != ',')) return 0;
+        const unsigned char *value_end = j < 6 ? e - 1 : e; /* every line but the last ends with a comma */
+        if (!(w = key_of(ls, value_end, &key)) || seen >> key & 1 || !value_ok(key, w, value_end - w, ex, out))
+            return 0;
+        seen |= 1 << key;
+        out->order[j] = key;
+        e = ls - 1;
+    }
+    const unsigned char *content_end = head < 6 ? e - 1 : e;
+    if (content_end <= v || (head < 6 && *content_end != ',')) return 0;
+    for (const unsigned char *q = v; (q = memchr(q, '\n', content_end - q)) && content_end - q > 3; q++)
+        if (q[1] == ' ' && q[2] == ' ' && q[3] == '"') return 0;
+    out->start = v - s, out->end = content_end - s;
+    return 1;
+}
+
+/* content.type of a content text split_text settled: 1 with its UTF-8 span when it is a string without escapes,
+ * 0 when there is none (not an object, no "type" key, not a string), -1 when the value must say (escapes). The
+ * content's own keys are the lines at indentation 4. */
+static int type_text(const unsigned char *c, size_t n, const unsigned char **type, size_t *len) {
+    static const char KEY[] = "\n    \"type\": ";
+    if (!n || c[0] != '{') return 0;
+    const unsigned char *end = c + n;
+    for (const unsigned char *q = c; (q = memchr(q, '\n', end - q)); q++) {
+        if (end - q <= 13 || q[1] != ' ' || q[4] != ' ' || q[5] != '"' || memcmp(q, KEY, 13)) continue;
+        if (q[13] != '"') return 0;
+        const unsigned char *at = q + 14, *quote = memchr(at, '"', end - at);
+        if (!quote || memchr(at, '\\', quote - at)) return -1;
+        *type = at, *len = quote - at;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    Buf head, tail, numbers[2], previous;
+} Frames;
+
+/* envelope.split over the parsed value, as the Python route does it: 1 when derivable (order, stamp, signature and
+ * the content span into out), 0 when verbatim, -2 when the message is not the author's next one, -1 on error. */
+static int split_value(PyObject *value, const unsigned char *bytes, Py_ssize_t size, PyObject *author,
+                       int64_t sequence, const Expect *ex, Frames *f, Split *out) {
+    PyObject *seq = PyLong_FromLongLong(sequence);
+    PyObject *got_author = seq ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_AUTHOR]) : NULL;
+    PyObject *got_sequence = got_author || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_SEQUENCE]) : NULL;
+    int same = seq && !PyErr_Occurred() ? PyObject_RichCompareBool(got_author ? got_author : Py_None, author, Py_EQ) : -1;
+    if (same == 1) same = PyObject_RichCompareBool(got_sequence ? got_sequence : Py_None, seq, Py_EQ);
+    Py_XDECREF(seq);
+    if (same <= 0) return same < 0 ? -1 : -2;
+    PyObject *stamp_obj = PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_TIMESTAMP]);
+    PyObject *sig_obj = stamp_obj || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_SIGNATURE]) : NULL;
+    PyObject *hash = sig_obj || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_HASH]) : NULL;
+    if (PyErr_Occurred()) return -1;
+    out->stamp = timestamp_of(stamp_obj);
+    if (order_of(value, out->order) < 0 || out->stamp < 0 || signature_of(sig_obj, out->raw) < 0 || !hash ||
+        !PyUnicode_Check(hash) || PyUnicode_CompareWithASCIIString(hash, "sha256") != 0)
+        return 0;
+    Text texts[7];
+    for (int k = 0; k < 2; k++) {
+        f->numbers[k].len = 0;
+        if (reserve(&f->numbers[k], 21) < 0) return -1;
+        put_int(&f->numbers[k], k ? out->stamp : sequence);
+    }
+    texts[K_PREVIOUS] = (Text){"null", 4};
+    if (ex->previous) {
+        if (quoted(&f->previous, ex->previous, ex->previous_len) < 0) return -1;
+        texts[K_PREVIOUS] = (Text){(const char *)f->previous.data, (Py_ssize_t)f->previous.len};
+    }
+    Buf author_text = {0}, sig = {0};
+    int failed = quoted(&author_text, ex->author, ex->author_len) < 0 ||
+                 quoted(&sig, PyUnicode_DATA(sig_obj), PyUnicode_GET_LENGTH(sig_obj)) < 0;
+    texts[K_AUTHOR] = (Text){(const char *)author_text.data, (Py_ssize_t)author_text.len};
+    texts[K_SEQUENCE] = (Text){(const char *)f->numbers[0].data, (Py_ssize_t)f->numbers[0].len};
+    texts[K_TIMESTAMP] = (Text){(const char *)f->numbers[1].data, (Py_ssize_t)f->numbers[1].len};
+    texts[K_HASH] = (Text){"\"sha256\"", 8};
+    texts[K_CONTENT] = (Text){"", 0};
+    texts[K_SIGNATURE] = (Text){(const char *)sig.data, (Py_ssize_t)sig.len};
+    failed = failed || frame(out->order, texts, &f->head, &f->tail) < 0;
+    PyMem_Free(author_text.data);
+    PyMem_Free(sig.data);
+    if (failed) return -1;
+    Buf *h = &f->head, *t = &f->tail;
+    if (size <= (Py_ssize_t)(h->len + t->len) || memcmp(bytes, h->data, h->len) ||
+        memcmp(bytes + size - t->len, t->data, t->len))
+        return 0;
+    out->start = h->len, out->end = size - t->len;
+    return 1;
+}
+
+typedef struct { /* a coded column: the distinct values (first met first) and where each is in the list */
+    PyObject *list, *places;
+} Coded;
+
+/* The place of value in the column's list, appended when new; -1 on error. */
+static Py_ssize_t place_of(Coded *c, PyObject *value) {
+    PyObject *at = PyDict_GetItemWithError(c->places, value);
+    if (at) return PyLong_AsSsize_t(at);
+    if (PyErr_Occurred()) return -1;
+    Py_ssize_t place = PyList_GET_SIZE(c->list);
+    PyObject *number = PyLong_FromSsize_t(place);
+    int failed = !number || PyDict_SetItem(c->places, value, number) < 0 || PyList_Append(c->list, value) < 0;
+    Py_XDECREF(number);
+    return failed ? -1 : place;
+}
+
+typedef struct { /* the last types met as UTF-8 text, with their places and keys-as-data flags */
+    PyObject *names[32];
+    Py_ssize_t places[32];
+    int flags[32], n;
+} Names;
+
+/* The place of a type given as its UTF-8 text, and its keys-as-data flag (into *flag); -1 on error. */
+static Py_ssize_t type_named(Coded *types, Names *seen, const unsigned char *p, size_t len, PyObject *keys_as_data,
+                             int *flag) {
+    for (int k = 0; k < seen->n; k++) {
+        PyObject *name = seen->names[k];
+        if ((size_t)PyBytes_GET_SIZE(name) == len && !memcmp(PyBytes_AS_STRING(name), p, len)) {
+            *flag = seen->flags[k];
+            return seen->places[k];
+        }
+    }
+    PyObject *name = PyBytes_FromStringAndSize((const char *)p, len);
+    Py_ssize_t place = name && (*flag = PySet_Contains(keys_as_data, name)) >= 0 ? place_of(types, name) : -1;
+    if (place >= 0 && seen->n < 32) {
+        seen->names[seen->n] = name, seen->places[seen->n] = place, seen->flags[seen->n++] = *flag;
+        return place;
+    }
+    Py_XDECREF(name);
+    return place;
+}
+
+/* The place of the type the value route finds (block._type_of), and its keys-as-data flag; -1 on error. */
+static Py_ssize_t type_valued(Coded *types, PyObject *value, PyObject *keys_as_data, int *flag) {
+    PyObject *type = type_of(value);
+    *flag = 0;
+    if (!type || (type != Py_None && (*flag = PySet_Contains(keys_as_data, type)) < 0)) {
+        Py_XDECREF(type);
+        return -1;
+    }
+    Py_ssize_t place = place_of(types, type);
+    Py_DECREF(type);
+    return place;
+}
+
+/* The place of a key order (None when verbatim) among the block's orders, its tuple made when new; -1 on error,
+ * -2 past 17 distinct orders (the Python route then plans the block). */
+static Py_ssize_t order_place(Coded *orders, int codes[17], const int order[7], int derivable) {
+    int code = -1;
+    for (int k = 0; k < 7 && derivable; k++) code = (code < 0 ? 0 : code) * 7 + order[k];
+    Py_ssize_t n = PyList_GET_SIZE(orders->list);
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (codes[k] == code) return k;
+    if (n == 17) return -2;
+    PyObject *keys = derivable ? PyTuple_New(7) : Py_NewRef(Py_None);
+    if (!keys) return -1;
+    for (int k = 0; k < 7 && derivable; k++) PyTuple_SET_ITEM(keys, k, Py_NewRef(ENVELOPE_KEYS[order[k]]));
+    int failed = PyList_Append(orders->list, keys) < 0;
+    Py_DECREF(keys);
+    codes[n] = code;
+    return failed ? -1 : n;
+}
+
+/* Messages sit apart in memory: fetch the encodings and ids a few messages ahead, then the encodings' lines, so that
+ * reading them does not wait on memory (the tuples were read by the first pass). */
+static inline void prefetch_messages(PyObject *messages, Py_ssize_t i) {
+    Py_ssize_t n = PyList_GET_SIZE(messages);
+    if (i + 4 < n) {
+        PyObject *msg = PyList_GET_ITEM(messages, i + 4);
+        __builtin_prefetch(PyTuple_GET_ITEM(msg, 1));
+        __builtin_prefetch(PyTuple_GET_ITEM(msg, 2));
+    }
+    if (i + 2 < n) {
+        PyObject *enc = PyTuple_GET_ITEM(PyList_GET_ITEM(messages, i + 2), 1);
+        if (PyBytes_Check(enc)) {
+            const char *s = PyBytes_AS_STRING(enc);
+            Py_ssize_t size = PyBytes_GET_SIZE(enc);
+            for (Py_ssize_t at = 64; at < size; at += 64) __builtin_prefetch(s + at);
+            __builtin_prefetch(s + size - 1);
+        }
+    }
+}
+
+static PyObject *plan_block(PyObject *self, PyObject *args) {
+    PyObject *messages, *author, *previous, *keys_as_data;
+    long long first;
+    if (!PyArg_ParseTuple(args, "O!UOLO!", &PyList_Type, &messages, &author, &previous, &first, &PyFrozenSet_Type,
+                          &keys_as_data))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(messages);
+    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *counts = NULL, *ranks = NULL;
     PyObject *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
-    PyObject *known[16] = {0}; /* the order tuples met so far, by their code */
-    int codes[16], n_known = 0;
-    Buf head = {0}, tail = {0}, author_text = {0}, previous_text = {0}, numbers[2] = {{0}};
-    if (!orders || !contents || !types || !stamps || !signatures) goto done;
-    Py_ssize_t author_len, previous_len = 0;
-    const char *author_utf8 = PyUnicode_AsUTF8AndSize(author, &author_len), *previous_utf8 = NULL;
-    if (!author_utf8 || quoted(&author_text, author_utf8, author_len) < 0) goto fallback;
-    if (previous != Py_None && !(PyUnicode_Check(previous) && (previous_utf8 = PyUnicode_AsUTF8AndSize(previous, &previous_len))))
+    PyObject *order_index = PyBytes_FromStringAndSize(NULL, 8 * n), *type_index = PyBytes_FromStringAndSize(NULL, 8 * n);
+    PyObject *skeleton_index = PyBytes_FromStringAndSize(NULL, 8 * n);
+    Coded orders = {PyList_New(0), NULL}, types = {PyList_New(0), PyDict_New()};
+    int codes[17];
+    Names names = {0};
+    Frames frames = {0};
+    Buf skels = {0}, leaves = {0}, stream = {0};
+    Intern shapes = {0}, tokens = {0};
+    Expect ex = {0};
+    if (!stamps || !signatures || !order_index || !type_index || !skeleton_index || !orders.list || !types.list || !types.places)
+        goto done;
+    if (!(ex.author = PyUnicode_AsUTF8AndSize(author, &ex.author_len))) goto fallback;
+    if (previous != Py_None && !(PyUnicode_Check(previous) && (ex.previous = PyUnicode_AsUTF8AndSize(previous, &ex.previous_len))))
         goto fallback;
     int64_t last = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *value = PyList_GET_ITEM(values, i), *enc = PyList_GET_ITEM(encodings, i);
-        if (!PyDict_Check(value) || !PyBytes_Check(enc)) goto fallback;
-        PyObject *sequence = PyLong_FromLongLong(first + i);
-        PyObject *got_author = PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_AUTHOR]);
-        PyObject *got_sequence = got_author || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_SEQUENCE]) : NULL;
-        int same = sequence && !PyErr_Occurred() ? PyObject_RichCompareBool(got_author ? got_author : Py_None, author, Py_EQ) : -1;
-        if (same == 1) same = PyObject_RichCompareBool(got_sequence ? got_sequence : Py_None, sequence, Py_EQ);
-        Py_XDECREF(sequence);
-        if (same < 0) goto done;
-        if (!same) goto fallback; /* not one feed in order: the Python route raises NotArchivable */
-        PyObject *type = type_of(value);
-        if (!type) goto done;
-        PyList_SET_ITEM(types, i, type);
-        int order[7], code = 0;
-        unsigned char raw[66];
-        PyObject *stamp_obj = PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_TIMESTAMP]);
-        PyObject *sig_obj = stamp_obj || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_SIGNATURE]) : NULL;
-        PyObject *hash = sig_obj || !PyErr_Occurred() ? PyDict_GetItemWithError(value, ENVELOPE_KEYS[K_HASH]) : NULL;
-        if (PyErr_Occurred()) goto done;
-        int64_t stamp = timestamp_of(stamp_obj);
-        int derivable = order_of(value, order) == 0 && stamp >= 0 && signature_of(sig_obj, raw) == 0 && hash &&
-                        PyUnicode_Check(hash) && PyUnicode_CompareWithASCIIString(hash, "sha256") == 0;
-        const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(enc);
+        if (!PyTuple_Check(PyList_GET_ITEM(messages, i)) || PyTuple_GET_SIZE(PyList_GET_ITEM(messages, i)) != 3)
+            goto fallback;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        prefetch_messages(messages, i);
+        PyObject *msg = PyList_GET_ITEM(messages, i);
+        PyObject *value = PyTuple_GET_ITEM(msg, 0), *enc = PyTuple_GET_ITEM(msg, 1), *id = PyTuple_GET_ITEM(msg, 2);
+        if (!PyBytes_Check(enc) || !PyUnicode_Check(id)) goto fallback; /* the value is read only when needed */
+        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(enc);
         Py_ssize_t size = PyBytes_GET_SIZE(enc);
+        Buf seq = {(unsigned char *)ex.sequence, 0, sizeof ex.sequence};
+        put_int(&seq, first + i);
+        ex.sequence_len = seq.len;
+        Split sp;
+        int derivable = split_text(s, size, &ex, &sp), flag = 0, kind = -1;
+        const unsigned char *type_p = NULL;
+        size_t type_len = 0;
         if (derivable) {
-            Text texts[7];
-            for (int k = 0; k < 2; k++) {
-                numbers[k].len = 0;
-                if (reserve(&numbers[k], 21) < 0) goto done;
-                put_int(&numbers[k], k ? stamp : first + i);
-            }
-            texts[K_PREVIOUS] = (Text){"null", 4};
-            if (previous_utf8) {
-                if (quoted(&previous_text, previous_utf8, previous_len) < 0) goto done;
-                texts[K_PREVIOUS] = (Text){(const char *)previous_text.data, (Py_ssize_t)previous_text.len};
-            }
-            texts[K_AUTHOR] = (Text){(const char *)author_text.data, (Py_ssize_t)author_text.len};
-            texts[K_SEQUENCE] = (Text){(const char *)numbers[0].data, (Py_ssize_t)numbers[0].len};
-            texts[K_TIMESTAMP] = (Text){(const char *)numbers[1].data, (Py_ssize_t)numbers[1].len};
-            texts[K_HASH] = (Text){"\"sha256\"", 8};
-            texts[K_CONTENT] = (Text){"", 0};
-            Buf sig = {0};
-            int failed = quoted(&sig, PyUnicode_DATA(sig_obj), PyUnicode_GET_LENGTH(sig_obj)) < 0;
-            texts[K_SIGNATURE] = (Text){(const char *)sig.data, (Py_ssize_t)sig.len};
-            failed = failed || frame(order, texts, &head, &tail) < 0;
-            PyMem_Free(sig.data);
-            if (failed) goto done;
-            derivable = size > (Py_ssize_t)(head.len + tail.len) && !memcmp(bytes, head.data, head.len) &&
-                        !memcmp(bytes + size - tail.len, tail.data, tail.len);
+            kind = type_text(s + sp.start, sp.end - sp.start, &type_p, &type_len);
+        } else {
+            if (!PyDict_Check(value)) goto fallback;
+            derivable = split_value(value, s, size, author, first + i, &ex, &frames, &sp);
+            if (derivable == -2) goto fallback; /* not one feed in order: the Python route raises NotArchivable */
+            if (derivable < 0) goto done;
         }
-        for (int k = 0; k < 7 && derivable; k++) code = code * 7 + order[k];
-        int which = -1;
-        for (int k = 0; k < n_known && which < 0; k++)
-            if (codes[k] == code) which = k;
-        if (derivable && which < 0 && n_known < 16) {
-            PyObject *keys = PyTuple_New(7);
-            if (!keys) goto done;
-            for (int k = 0; k < 7; k++) PyTuple_SET_ITEM(keys, k, Py_NewRef(ENVELOPE_KEYS[order[k]]));
-            known[n_known] = keys, codes[n_known] = code, which = n_known++;
-        }
-        if (derivable && which < 0) goto fallback; /* more than 16 key orders in one block: let Python do it */
-        PyObject *content = derivable ? PyBytes_FromStringAndSize((const char *)bytes + head.len, size - head.len - tail.len)
-                                      : Py_NewRef(enc);
-        if (!content) goto done;
-        PyList_SET_ITEM(contents, i, content);
-        PyList_SET_ITEM(orders, i, Py_NewRef(derivable ? known[which] : Py_None));
-        last = derivable ? stamp : last;
+        int64_t type = kind == 1   ? type_named(&types, &names, type_p, type_len, keys_as_data, &flag)
+                       : kind == 0 ? place_of(&types, Py_None)
+                                   : type_valued(&types, value, keys_as_data, &flag);
+        int64_t order = order_place(&orders, codes, sp.order, derivable);
+        if (type < 0 || order == -1) goto done;
+        if (order == -2) goto fallback;
+        memcpy(PyBytes_AS_STRING(type_index) + 8 * i, &type, 8);
+        memcpy(PyBytes_AS_STRING(order_index) + 8 * i, &order, 8);
+        last = derivable ? sp.stamp : last;
         memcpy(PyBytes_AS_STRING(stamps) + 8 * i, &last, 8);
         if (derivable)
-            memcpy(PyBytes_AS_STRING(signatures) + 64 * i, raw, 64);
+            memcpy(PyBytes_AS_STRING(signatures) + 64 * i, sp.raw, 64);
         else
-            memset(PyBytes_AS_STRING(signatures) + 64 * i, 0, 64);
-        PyObject *id = PyList_GET_ITEM(ids, i);
-        if (!PyUnicode_Check(id) || !(previous_utf8 = PyUnicode_AsUTF8AndSize(id, &previous_len))) goto fallback;
+            memset(PyBytes_AS_STRING(signatures) + 64 * i, 0, 64), sp.start = 0, sp.end = size;
+        const unsigned char *content = s + sp.start;
+        size_t content_len = sp.end - sp.start, at = skels.len;
+        if (memchr(content, 0, content_len)) goto fallback; /* not a V8 encoding: the Python route reports it */
+        if (flatten_one(content, content_len, derivable && flag, &skels, &leaves) < 0 || reserve(&skels, 8) < 0)
+            goto done;
+        memset(skels.data + skels.len, 0, 8); /* the padding first_word reads */
+        size_t known_shapes = shapes.n;
+        int64_t shape = intern(&shapes, skels.data, at, skels.len - at);
+        if (shape < 0) goto done;
+        if (shapes.n == known_shapes) skels.len = at; /* met before: keep one copy */
+        memcpy(PyBytes_AS_STRING(skeleton_index) + 8 * i, &shape, 8);
+        if (!(ex.previous = PyUnicode_AsUTF8AndSize(id, &ex.previous_len))) goto fallback;
     }
-    result = PyTuple_Pack(5, orders, stamps, signatures, contents, types);
+    if (reserve(&leaves, 8) < 0) goto done;
+    memset(leaves.data + leaves.len, 0, 8); /* the padding first_word reads */
+    size_t run_end = 0;
+    for (size_t i = 0; i < leaves.len;) {
+        size_t len = token_at(leaves.data, leaves.len, i, &run_end);
+        int64_t k = intern(&tokens, leaves.data, i, len);
+        if (k < 0 || reserve(&stream, 8) < 0) goto done;
+        memcpy(stream.data + stream.len, &k, 8);
+        stream.len += 8;
+        i += len;
+    }
+    if (!(skeletons = PyList_New(shapes.n)) || !(distinct = PyList_New(tokens.n)) ||
+        !(counts = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
+        goto done;
+    for (size_t k = 0; k < shapes.n; k++) {
+        PyObject *item = PyBytes_FromStringAndSize((const char *)skels.data + shapes.tokens[k].start, shapes.tokens[k].len);
+        if (!item) goto done;
+        PyList_SET_ITEM(skeletons, k, item);
+    }
+    for (size_t k = 0; k < tokens.n; k++) {
+        int64_t count = tokens.tokens[k].count;
+        memcpy(PyBytes_AS_STRING(counts) + 8 * k, &count, 8);
+        PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + tokens.tokens[k].start, tokens.tokens[k].len);
+        if (!item) goto done;
+        PyList_SET_ITEM(distinct, k, item);
+    }
+    if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
+        result = PyTuple_Pack(11, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
+                              skeleton_index, distinct, counts, ranks);
     goto done;
 fallback:
     PyErr_Clear();
     result = Py_NewRef(Py_None);
 done:
-    for (int k = 0; k < n_known; k++) Py_DECREF(known[k]);
-    Py_XDECREF(orders);
-    Py_XDECREF(contents);
-    Py_XDECREF(types);
+    for (int k = 0; k < names.n; k++) Py_DECREF(names.names[k]);
+    Py_XDECREF(orders.list);
+    Py_XDECREF(types.list);
+    Py_XDECREF(types.places);
+    Py_XDECREF(order_index);
+    Py_XDECREF(type_index);
     Py_XDECREF(stamps);
     Py_XDECREF(signatures);
-    PyMem_Free(head.data);
-    PyMem_Free(tail.data);
-    PyMem_Free(author_text.data);
-    PyMem_Free(previous_text.data);
-    PyMem_Free(numbers[0].data);
-    PyMem_Free(numbers[1].data);
+    Py_XDECREF(skeleton_index);
+    Py_XDECREF(skeletons);
+    Py_XDECREF(distinct);
+    Py_XDECREF(counts);
+    Py_XDECREF(ranks);
+    Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skels,
+                   &leaves, &stream};
+    for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) PyMem_Free(bufs[k]->data);
+    PyMem_Free(shapes.slots);
+    PyMem_Free(shapes.tokens);
+    PyMem_Free(tokens.slots);
+    PyMem_Free(tokens.tokens);
     return result;
 }
 
@@ -1608,13 +1954,16 @@ static PyMethodDef methods[] = {
     {"store_skeleton", store_skeleton, METH_O, "store_skeleton(skeleton) -> its stored form, as text.store_skeleton"},
     {"shared_tokens", shared_tokens, METH_O, "shared_tokens(entries) -> the token of each TOKEN dictionary entry"},
     {"encode_column", encode_column, METH_VARARGS,
-     "encode_column(distinct, counts, stream, shared, skeleton_ids) -> the ten parts of text.TextColumn"},
-    {"split_block", split_block, METH_VARARGS,
-     "split_block(values, encodings, ids, author, previous, first) -> (orders, int64 timestamps, signatures, "
-     "contents, types) or None"},
-    {"flatten_block", flatten_block, METH_VARARGS,
-     "flatten_block(contents, keys_as_data) -> (skeletons, distinct tokens, int64 counts, int64 token indexes) or "
-     "None"},
+     "encode_column(distinct, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the ten "
+     "parts of text.TextColumn"},
+    {"token_slots", token_slots, METH_VARARGS,
+     "token_slots(data, offsets) -> the hash table of distinct tokens that encode_column looks shared tokens up in"},
+    {"plan_block", plan_block, METH_VARARGS,
+     "plan_block(messages, author, previous, first, keys_as_data) -> (int64 timestamps, signatures, orders, "
+     "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens, int64 counts, int64 token "
+     "indexes) or None"},
+    {"repeated_tokens", repeated_tokens, METH_O,
+     "repeated_tokens(lists) -> the tokens occurring more than once across the lists of bytes, first met first"},
     {"shared_entries", shared_entries, METH_O, "shared_entries(tokens) -> text.shared_entry of each token"},
     {"id_texts", id_texts, METH_O, "id_texts(digests) -> the message id of each 32-byte digest, 52 bytes each"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import binascii
 import hashlib
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from typing import Any
 
 import flatbuffers
 import flatbuffers.flexbuffers as flex
@@ -25,9 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ssblab.archive import rebuild, svb, text
+from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS, TYPES, Dictionaries
 from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
-from ssblab.archive.envelope import MAX_TIMESTAMP, Envelopes, split_block
+from ssblab.archive.envelope import MAX_TIMESTAMP, split_block
 from ssblab.archive.errors import MalformedArchive, MissingDictionary, NotArchivable
 from ssblab.archive.fb import ssblab_archive_generated as fb
 from ssblab.archive.flat import (
@@ -57,12 +57,29 @@ SHARED_MIN = 4  # bytes of kind + payload above which a token repeated across bl
 
 
 @dataclass(frozen=True, slots=True)
-class Planned:
-    """A block's messages with their envelopes and the dictionary entries they use."""
+class Coded:
+    """A column of repeated values: the distinct ones, first met first, and each row's index into them."""
 
-    messages: tuple[Message, ...]
-    envelopes: Envelopes
-    skeletons: list[bytes]
+    values: list[Any]
+    index: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, column: Sequence[Any]) -> Coded:
+        places: dict[Any, int] = {}
+        index = np.fromiter((places.setdefault(v, len(places)) for v in column), np.int64, len(column))
+        return cls(list(places), index)
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A block's messages, their envelope columns and flattened contents: what coding the block needs."""
+
+    messages: Sequence[Message]
+    timestamps: npt.NDArray[np.int64]  # a verbatim row repeats the row before (0 first)
+    signatures: bytes  # 64 bytes a message, zeros when verbatim
+    orders: Coded  # each message's envelope key order; None when stored verbatim
+    types: Coded  # each content's type as UTF-8 (lone surrogates kept); None when there is none
+    skeletons: Coded  # each content's skeleton
     tokens: text.Tokens  # the leaves cut by `text.TOKEN`, once for both the dictionaries and the coding
 
 
@@ -84,20 +101,37 @@ class Block:
 
 
 def plan(messages: Sequence[Message]) -> Planned:
-    """Check that ``messages`` are consecutive messages of one feed and split their envelopes."""
+    """Check that ``messages`` are consecutive messages of one feed, split their envelopes and flatten their
+    contents."""
     if not messages:
         raise NotArchivable("a block needs at least one message")
     author, first = messages[0].author, messages[0].sequence
     if not isinstance(author, str) or type(first) is not int or first < 1:
         raise NotArchivable("the first message has no usable author or sequence")
     previous = messages[0].previous if isinstance(messages[0].previous, str) else None
+    if _speedups is not None:  # one pass in C; None: something the route below reports
+        listed = messages if isinstance(messages, list) else list(messages)
+        done = _speedups.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
+        if done is not None:
+            stamps, signatures, orders, order_at, types, type_at, skeletons, skeleton_at, distinct, counts, ranks = done
+            return Planned(
+                messages, _int64s(stamps), signatures, Coded(orders, _int64s(order_at)), Coded(types, _int64s(type_at)),
+                Coded(skeletons, _int64s(skeleton_at)), text.Tokens(distinct, _int64s(counts), _int64s(ranks)),
+            )  # fmt: skip
     envelopes = split_block(messages, author, previous, first)
     keys_as_data = [
         order is not None and kind in KEYS_AS_DATA_UTF8
         for order, kind in zip(envelopes.orders, envelopes.types, strict=True)
     ]
     skeletons, tokens = text.flatten_block(envelopes.contents, keys_as_data)
-    return Planned(tuple(messages), envelopes, skeletons, tokens)
+    return Planned(
+        messages, envelopes.timestamps, envelopes.signatures, Coded.of(envelopes.orders), Coded.of(envelopes.types),
+        Coded.of(skeletons), tokens,
+    )  # fmt: skip
+
+
+def _int64s(data: bytes) -> npt.NDArray[np.int64]:
+    return np.frombuffer(data, np.int64)
 
 
 def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[object]]:
@@ -115,38 +149,39 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
         return len(dicts.chains[kind].entries) + new[kind].setdefault(entry, len(new[kind]))
 
     for block in blocks:
-        for kind in dict.fromkeys(block.envelopes.types):
+        for kind in block.types.values:
             if kind is not None:
                 ident(TYPES, kind)
-        for order in dict.fromkeys(o for o in block.envelopes.orders if o is not None):
-            ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
-        for skeleton in dict.fromkeys(block.skeletons):
+        for order in block.orders.values:
+            if order is not None:
+                ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
+        for skeleton in block.skeletons.values:
             ident(SKELETONS, skeleton)
-    candidates = _shared_candidates(blocks, dicts.chains[TOKENS].shared_index)
+    candidates = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
     new[TOKENS] = {entry: i for i, entry in enumerate(candidates)}
     return [list(d) for d in new]
 
 
 def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
-    seen = Counter(chain.from_iterable(block.tokens.distinct for block in blocks))  # in the order first met
-    repeated = [tok for tok, count in seen.items() if count > 1 and tok not in known]
+    repeated = [tok for tok in text.repeated([block.tokens.distinct for block in blocks]) if tok not in known]
     return [e for e in text.shared_entries(repeated) if len(e) > SHARED_MIN]
 
 
-def _column_ids(block: Planned, dicts: Dictionaries) -> tuple[list[int], list[int]]:
+def _column_ids(block: Planned, dicts: Dictionaries) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Each message's type id and object signature id (dictionary id + 1; 0 for none, or verbatim)."""
+
     def need(kind: int, entry: object) -> int:
         found = dicts.id_of(kind, entry)
         if found is None:
             raise MissingDictionary(f"the dictionaries lack the entry {entry!r}: extend them first (new_entries)")
         return found
 
-    types, orders = block.envelopes.types, block.envelopes.orders
-    type_ids = {t: 0 if t is None else need(TYPES, t) + 1 for t in dict.fromkeys(types)}
-    sig_ids = {
-        o: 0 if o is None else need(SIGNATURES, tuple(need(PATHS, (need(KEYS, k.encode()),)) for k in o)) + 1
-        for o in dict.fromkeys(orders)
-    }
-    return [type_ids[t] for t in types], [sig_ids[o] for o in orders]
+    type_ids = [0 if t is None else need(TYPES, t) + 1 for t in block.types.values]
+    sig_ids = [
+        0 if o is None else need(SIGNATURES, tuple(need(PATHS, (need(KEYS, k.encode()),)) for k in o)) + 1
+        for o in block.orders.values
+    ]
+    return np.array(type_ids, np.int64)[block.types.index], np.array(sig_ids, np.int64)[block.orders.index]
 
 
 def _flex_messages(column: text.TextColumn) -> bytes:
@@ -161,7 +196,7 @@ def _flex_messages(column: text.TextColumn) -> bytes:
 def encode_block(block: Planned, dicts: Dictionaries) -> bytes:
     """The MessageBlock blob of ``block`` coded with ``dicts`` (which must hold every entry it needs)."""
     types, sigs = _column_ids(block, dicts)
-    msgs, column = block.messages, block.envelopes.timestamps
+    msgs, column = block.messages, block.timestamps
     deltas = svb.zigzag(np.concatenate(([0], column[1:] - column[:-1])).astype(np.int64))
     builder = flatbuffers.Builder(1 << 16)
     sketch = Sketch(len(msgs), msgs[0].sequence, int(column[0]), int(column[-1]))
@@ -180,7 +215,9 @@ def encode_block(block: Planned, dicts: Dictionaries) -> bytes:
     return finish(builder, fb.Bip2BlobData.MessageBlock, int(fb.MessageBlockEnd(builder)))
 
 
-def _put_classic(builder: flatbuffers.Builder, block: Planned, sigs: list[int], dicts: Dictionaries) -> int:
+def _put_classic(
+    builder: flatbuffers.Builder, block: Planned, sigs: npt.NDArray[np.int64], dicts: Dictionaries
+) -> int:
     first = block.messages[0]
     previous = parse_message_id(first.previous) if isinstance(first.previous, str) else None
     fb.ClassicMessageBlockSketchStart(builder)
@@ -190,11 +227,12 @@ def _put_classic(builder: flatbuffers.Builder, block: Planned, sigs: list[int], 
     fb.ClassicMessageBlockSketchAddLastMessageHash(builder, put_hash(builder, parse_message_id(block.messages[-1].id)))
     sketch_at = fb.ClassicMessageBlockSketchEnd(builder)
     sigs_at = put_rle(builder, sigs)
-    crypto = builder.CreateByteVector(block.envelopes.signatures)
-    skeletons = list(map(dicts.chains[SKELETONS].index.get, block.skeletons))
-    if None in skeletons:
+    crypto = builder.CreateByteVector(block.signatures)
+    shapes = list(map(dicts.chains[SKELETONS].index.get, block.skeletons.values))
+    if None in shapes:
         raise MissingDictionary("the dictionaries lack a content skeleton: extend them first (new_entries)")
-    column = text.encode_column(skeletons, block.tokens, dicts.chains[TOKENS].shared_index)  # type: ignore[arg-type]
+    skeletons = np.array(shapes, dtype=np.int64)[block.skeletons.index]
+    column = text.encode_column(skeletons, block.tokens, dicts.chains[TOKENS].shared)
     flex_at = builder.CreateByteVector(_flex_messages(column))
     fb.ClassicMessageBlockStart(builder)
     fb.ClassicMessageBlockAddSketch(builder, sketch_at)
@@ -277,7 +315,7 @@ def decode_block(data: bytes, dicts: Dictionaries, where: str = "block") -> Bloc
         sig_ids = read_rle(classic.ObjectSignatures(), limit, f"{where} object signatures", n)
         previous, heads = read_hash(csk.PreviousMessageHash()), read_dict_set(table.Dictionaries())
     stamps = _check_columns(sketch, heads, dicts, deltas, block_types, sig_ids, len(signatures), where)
-    skeletons, shared = dicts.chains[SKELETONS].skeleton_table, dicts.chains[TOKENS].shared_pieces
+    skeletons, shared = dicts.chains[SKELETONS].skeleton_table, dicts.chains[TOKENS].shared.pieces
     contents, offsets = text.decode_column(column, n, skeletons, shared)
     return Block(sketch, author, previous, last, stamps, block_types, sig_ids, signatures, contents, offsets, heads)
 

@@ -26,7 +26,6 @@ from ssblab.archive.flat import (
     build_string_dictionary,
     read_dictionary,
 )
-from ssblab.archive.pieces import Pieces
 from ssblab.core.refs import b64
 
 TYPES, KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS = range(6)
@@ -53,22 +52,15 @@ class Chain:
         return text.SkeletonTable.of(self.entries)
 
     @cached_property
-    def shared_tokens(self) -> list[bytes]:
+    def shared(self) -> text.SharedTokens:
         """TOKEN entries as token texts."""
-        return text.shared_tokens(self.entries)
+        return text.SharedTokens(text.shared_tokens(self.entries))
 
     @cached_property
     def names(self) -> list[str]:
         """String entries as text (TYPE names for tables)."""
         return [e.decode("utf-8", "replace") for e in self.entries]
 
-    @cached_property
-    def shared_pieces(self) -> Pieces:
-        return Pieces.of(self.shared_tokens)
-
-    @cached_property
-    def shared_index(self) -> dict[bytes, int]:
-        return {tok: i for i, tok in enumerate(self.shared_tokens)}
 
     def get(self, ident: int, where: str) -> Any:
         if not 0 <= ident < len(self.entries):

@@ -20,7 +20,6 @@ from operator import itemgetter
 import numpy as np
 import numpy.typing as npt
 
-from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.errors import NotArchivable
 from ssblab.core.message import Message
 
@@ -140,12 +139,6 @@ def split_block(messages: Sequence[Message], author: str, previous: str | None, 
     Raises:
         NotArchivable: a message of another author or sequence (a block is one feed, in order).
     """
-    if _speedups is not None:
-        values, encodings, ids = [m.value for m in messages], [m.encoded for m in messages], [m.id for m in messages]
-        done = _speedups.split_block(values, encodings, ids, author, previous, first)
-        if done is not None:  # None: something the route below reports
-            orders, stamps, signatures, contents, types = done
-            return Envelopes(orders, np.frombuffer(stamps, dtype=np.int64), signatures, contents, types)
     envelopes = []
     for i, msg in enumerate(messages):
         if msg.author != author or msg.sequence != first + i:

@@ -25,8 +25,11 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -154,11 +157,6 @@ class Tokens:
 
 def flatten_block(contents: Sequence[bytes], keys_as_data: Sequence[bool]) -> tuple[list[bytes], Tokens]:
     """`flatten` each content text, and cut the leaf texts of the whole block into tokens."""
-    if _speedups is not None:
-        done = _speedups.flatten_block(list(contents), list(keys_as_data))
-        if done is not None:  # None: a content holds 0x00, which the route below reports
-            skeletons, distinct, counts, stream = done
-            return skeletons, Tokens(distinct, np.frombuffer(counts, np.int64), np.frombuffer(stream, np.int64))
     flat = [flatten(c, k) for c, k in zip(contents, keys_as_data, strict=True)]
     index: dict[bytes, int] = {}
     stream = [index.setdefault(t, len(index)) for t in TOKEN.findall(b"".join(f[1] for f in flat))]
@@ -208,6 +206,14 @@ def shared_entry(token: bytes) -> bytes:
     return bytes([kind]) + payload
 
 
+def repeated(lists: Sequence[list[bytes]]) -> list[bytes]:
+    """The tokens that occur more than once across ``lists``, in the order first met."""
+    if _speedups is not None:
+        return _speedups.repeated_tokens(list(lists))
+    seen = Counter(chain.from_iterable(lists))
+    return [tok for tok, count in seen.items() if count > 1]
+
+
 def shared_entries(tokens: list[bytes]) -> list[bytes]:
     """`shared_entry` of each token."""
     return _speedups.shared_entries(tokens) if _speedups is not None else [shared_entry(tok) for tok in tokens]
@@ -226,24 +232,48 @@ def shared_tokens(entries: Sequence[bytes]) -> list[bytes]:
     return [shared_token(e) for e in entries]
 
 
-def encode_column(skeleton_ids: Sequence[int], tokens: Tokens, shared: Mapping[bytes, int]) -> TextColumn:
-    """Code one block's content column from its tokens; ``shared`` maps tokens of the shared TOKEN dictionary to
-    their ids."""
+class SharedTokens:
+    """The shared TOKEN dictionary's tokens (by id), and how coders find a token's id by its text: a dict on the
+    pure route, a `_speedups.token_slots` table over the tokens end to end on the compiled one."""
+
+    def __init__(self, tokens: list[bytes]) -> None:
+        self.tokens = tokens
+
+    @cached_property
+    def pieces(self) -> Pieces:
+        return Pieces.of(self.tokens)
+
+    @cached_property
+    def index(self) -> dict[bytes, int]:
+        return {tok: i for i, tok in enumerate(self.tokens)}
+
+    @cached_property
+    def slots(self) -> bytes:
+        return _speedups.token_slots(self.pieces.data, self.pieces.offsets)
+
+
+def encode_column(skeleton_ids: I64, tokens: Tokens, shared: SharedTokens) -> TextColumn:
+    """Code one block's content column from its tokens against the shared TOKEN dictionary."""
     if _speedups is not None:
-        counts, stream = (np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.counts, tokens.stream))
-        table = shared if isinstance(shared, dict) else dict(shared)
-        parts = _speedups.encode_column(tokens.distinct, counts, stream, table, list(skeleton_ids))
+        counts, stream, skeletons = (
+            np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.counts, tokens.stream, skeleton_ids)
+        )
+        pieces = shared.pieces
+        parts = _speedups.encode_column(
+            tokens.distinct, counts, stream, pieces.data, pieces.offsets, shared.slots, skeletons
+        )
         return TextColumn.from_parts(parts, "content column")
     order = np.argsort(-tokens.counts, kind="stable")  # falling count, ties by first appearance
     ranked = [tokens.distinct[i] for i in order.tolist()]
     rank_of = np.empty(order.size, dtype=np.int64)
     rank_of[order] = np.arange(order.size)
     ranks = rank_of[tokens.stream]
-    entries = [(SHARED, b"") if tok in shared else entry_of(tok) for tok in ranked]
+    index = shared.index
+    entries = [(SHARED, b"") if tok in index else entry_of(tok) for tok in ranked]
     s = dense.best_s(ranks, len(ranked))
     return TextColumn(
         kinds=bytes(kind for kind, _ in entries),
-        shared_ids=svb.encode([shared[tok] for tok in ranked if tok in shared], "1234"),
+        shared_ids=svb.encode([index[tok] for tok in ranked if tok in index], "1234"),
         lengths=svb.encode([len(p) for k, p in entries if k in (LITERAL, BASE64)], "1234"),
         payload=b"".join(p for _, p in entries),
         s=s,

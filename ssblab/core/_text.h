@@ -71,16 +71,18 @@ static const int8_t B64_VALUE[256] = {
 static ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned char *raw) {
     if (len % 4) return -1;
     size_t pad = len && text[len - 1] == '=' ? (len > 1 && text[len - 2] == '=' ? 2 : 1) : 0;
+    size_t whole = (len - pad) / 4 * 4, out = 0; /* letters in groups of four: three bytes each */
+    for (size_t k = 0; k < whole; k += 4, out += 3) {
+        int a = B64_VALUE[text[k]], b = B64_VALUE[text[k + 1]], c = B64_VALUE[text[k + 2]], d = B64_VALUE[text[k + 3]];
+        if ((a | b | c | d) < 0) return -1;
+        uint32_t acc = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+        if (raw) raw[out] = acc >> 16, raw[out + 1] = acc >> 8 & 0xFF, raw[out + 2] = acc & 0xFF;
+    }
     uint32_t acc = 0;
-    size_t out = 0;
-    for (size_t k = 0; k < len - pad; k++) {
+    for (size_t k = whole; k < len - pad; k++) {
         int v = B64_VALUE[text[k]];
         if (v < 0) return -1;
         acc = acc << 6 | (uint32_t)v;
-        if (k % 4 == 3) {
-            if (raw) raw[out] = acc >> 16, raw[out + 1] = acc >> 8 & 0xFF, raw[out + 2] = acc & 0xFF;
-            out += 3, acc = 0;
-        }
     }
     if (pad == 2) { /* 2 letters: 12 bits, the low 4 unused and zero */
         if (acc & 0xF) return -1;

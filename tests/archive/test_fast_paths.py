@@ -104,7 +104,7 @@ def test_every_envelope_key_order_is_derived_and_rebuilt() -> None:
         feed = reordered(base, order)
         feed = [Message.from_value({**m.value, "sequence": i + 1}) for i, m in enumerate(feed)]
         feed = reordered(feed, order)
-        assert None not in blocks.plan(feed).envelopes.orders
+        assert None not in blocks.plan(feed).orders.values
         (archive,), dicts = build_archives([feed], 4)
         rebuilt = [e for data in archive.blocks for e in blocks.encodings(blocks.decode_block(data, dicts), dicts)[0]]
         assert rebuilt == [m.encoded for m in feed]

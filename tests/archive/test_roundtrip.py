@@ -72,7 +72,8 @@ def test_float_timestamps_and_boxes_are_kept() -> None:
     boxed = box({"type": "post", "text": "secret"}, [KEYPAIR.id], random_bytes=lambda n: bytes(n))
     feed = sign_feed([{"type": "post", "text": "a"}, boxed, {"type": "post", "text": "b"}], [1.5, 2e21, 1e3])
     planned = blocks.plan(feed)
-    assert [o is None for o in planned.envelopes.orders] == [True, True, False]  # floats: stored verbatim
+    verbatim = [planned.orders.values[k] is None for k in planned.orders.index]
+    assert verbatim == [True, True, False]  # float timestamps
     assert rebuilt(feed, 2) == [(m.encoded, m.id) for m in feed]
 
 
