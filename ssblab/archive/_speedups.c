@@ -220,9 +220,23 @@ typedef struct {
     int64_t len;
 } Slice;
 
+/* Copies len <= 16 bytes with fixed-size moves, overlapping: most tokens are short, and a memcpy of a variable
+ * length is a call or a slow string move. */
+static inline void copy_short(unsigned char *to, const unsigned char *p, int64_t len) {
+    if (len >= 8) {
+        memcpy(to, p, 8);
+        memcpy(to + len - 8, p + len - 8, 8);
+    } else if (len >= 4) {
+        memcpy(to, p, 4);
+        memcpy(to + len - 4, p + len - 4, 4);
+    } else if (len > 0) {
+        to[0] = p[0], to[len / 2] = p[len / 2], to[len - 1] = p[len - 1];
+    }
+}
+
 static inline Slice slice_of(const unsigned char *p, int64_t len) {
     Slice s = {.p = p, .len = len};
-    if (len <= 16) memcpy(s.inline_text, p, len);
+    if (len <= 16) copy_short(s.inline_text, p, len);
     return s;
 }
 
@@ -359,18 +373,10 @@ static inline int emit(const unsigned char *p, int64_t len, Out *o) {
         return -1;
     }
     if (o->len + len > o->cap && grow(o, o->len + len) < 0) return -1;
-    unsigned char *to = o->data + o->len;
-    if (len > 16) { /* most tokens are short: fixed-size moves, overlapping, beat a call to memcpy */
-        memcpy(to, p, len);
-    } else if (len >= 8) {
-        memcpy(to, p, 8);
-        memcpy(to + len - 8, p + len - 8, 8);
-    } else if (len >= 4) {
-        memcpy(to, p, 4);
-        memcpy(to + len - 4, p + len - 4, 4);
-    } else if (len > 0) {
-        to[0] = p[0], to[len / 2] = p[len / 2], to[len - 1] = p[len - 1];
-    }
+    if (len > 16)
+        memcpy(o->data + o->len, p, len);
+    else
+        copy_short(o->data + o->len, p, len);
     o->len += len;
     return 0;
 }

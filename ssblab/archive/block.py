@@ -1,7 +1,8 @@
 """MessageBlock blobs: consecutive messages of one feed, coded column by column, rebuilt byte for byte.
 
-Strategy (docs/archive-format.md §5): `plan` reads each message's envelope (`envelope.split`) and names the
-dictionary entries it needs; `encode_block` writes the columns (timestamp deltas, types, object signatures,
+Strategy (docs/archive-format.md §5): `plan` reads each message's envelope (`envelope.split`), flattens its
+content and names the dictionary entries the block needs (with `_speedups`, one C pass that reads most envelopes
+off the encoding alone); `encode_block` writes the columns (timestamp deltas, types, object signatures,
 ed25519 signatures, token-coded content) against dictionaries that already hold them, so a block is a pure
 function of (messages, dictionaries). `decode_block` reads the columns back with every length and id checked;
 `encodings` rebuilds each message's signed JSON and id, chaining ``previous`` from the id just computed.
@@ -198,7 +199,7 @@ def encode_block(block: Planned, dicts: Dictionaries) -> bytes:
     types, sigs = _column_ids(block, dicts)
     msgs, column = block.messages, block.timestamps
     deltas = svb.zigzag(np.concatenate(([0], column[1:] - column[:-1])).astype(np.int64))
-    builder = flatbuffers.Builder(1 << 16)
+    builder = flatbuffers.Builder(len(block.signatures) + 512 * len(msgs) + 4096)  # rarely grown (each growth copies)
     sketch = Sketch(len(msgs), msgs[0].sequence, int(column[0]), int(column[-1]))
     sketch_at = put_sketch(builder, sketch)
     deltas_at = put_svb(builder, svb.encode(deltas, "1248"), "1248")

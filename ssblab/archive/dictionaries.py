@@ -53,14 +53,13 @@ class Chain:
 
     @cached_property
     def shared(self) -> text.SharedTokens:
-        """TOKEN entries as token texts."""
+        """TOKEN entries as token texts, with the lookups coders and decoders use."""
         return text.SharedTokens(text.shared_tokens(self.entries))
 
     @cached_property
     def names(self) -> list[str]:
         """String entries as text (TYPE names for tables)."""
         return [e.decode("utf-8", "replace") for e in self.entries]
-
 
     def get(self, ident: int, where: str) -> Any:
         if not 0 <= ident < len(self.entries):
