@@ -948,53 +948,68 @@ static inline int64_t intern(Intern *t, const unsigned char *text, size_t start,
     return (int64_t)t->n++;
 }
 
-/* repeated_tokens(lists) -> the tokens (bytes) that occur more than once across the lists, in the order first met:
- * what block._shared_candidates counts, without a Python dict of every token. */
-static PyObject *repeated_tokens(PyObject *self, PyObject *lists) {
-    if (!PyList_Check(lists)) {
-        PyErr_SetString(PyExc_TypeError, "repeated_tokens takes a list of lists of bytes");
-        return NULL;
+/* repeated_tokens(lists, hashes) -> the tokens (bytes) that occur more than once across the lists, in the order
+ * first met: what block._shared_candidates counts, without a Python dict of every token. hashes holds, per list,
+ * the hash_bytes of each of its tokens as int64 (what plan_block returns beside them). */
+static PyObject *repeated_tokens(PyObject *self, PyObject *args) {
+    PyObject *lists, *hashes;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &lists, &PyList_Type, &hashes)) return NULL;
+    Py_ssize_t n_lists = PyList_GET_SIZE(lists), total = 0;
+    if (PyList_GET_SIZE(hashes) != n_lists) goto bad;
+    for (Py_ssize_t b = 0; b < n_lists; b++) {
+        PyObject *list = PyList_GET_ITEM(lists, b), *h = PyList_GET_ITEM(hashes, b);
+        if (!PyList_Check(list) || !PyBytes_Check(h) || PyBytes_GET_SIZE(h) != 8 * PyList_GET_SIZE(list)) goto bad;
+        total += PyList_GET_SIZE(list);
     }
-    Buf text = {0};
-    Intern seen = {0};
-    PyObject *out = NULL;
-    for (Py_ssize_t b = 0; b < PyList_GET_SIZE(lists); b++) {
+    if ((uint64_t)total >= UINT32_MAX / 2) return PyErr_NoMemory(); /* slots hold 32-bit indexes */
+    size_t size = 16;
+    while (size < 2 * (size_t)total) size *= 2;
+    /* open addressing: each slot the index + 1 of a token first met (0: empty), its hash and count beside it */
+    uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t)), *counts = PyMem_Calloc(total + 1, sizeof(uint32_t));
+    uint64_t *keys = PyMem_Malloc((total + 1) * sizeof(uint64_t));
+    PyObject **tokens = PyMem_Malloc((total + 1) * sizeof(PyObject *)), *out = NULL;
+    size_t n = 0;
+    if (!slots || !counts || !keys || !tokens) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n_lists; b++) {
         PyObject *list = PyList_GET_ITEM(lists, b);
-        if (!PyList_Check(list)) {
-            PyErr_SetString(PyExc_TypeError, "repeated_tokens takes a list of lists of bytes");
-            goto done;
-        }
+        const char *h = PyBytes_AS_STRING(PyList_GET_ITEM(hashes, b));
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
             PyObject *tok = PyList_GET_ITEM(list, i);
             if (!PyBytes_Check(tok)) {
-                PyErr_SetString(PyExc_TypeError, "repeated_tokens takes a list of lists of bytes");
+                PyErr_SetString(PyExc_TypeError, "repeated_tokens takes lists of bytes");
                 goto done;
             }
-            size_t at = text.len, len = PyBytes_GET_SIZE(tok);
-            if (reserve(&text, len + 8) < 0) goto done;
-            put(&text, PyBytes_AS_STRING(tok), len);
-            memset(text.data + text.len, 0, 8); /* the padding first_word reads */
-            size_t known = seen.n;
-            if (intern(&seen, text.data, at, len) < 0) goto done;
-            if (seen.n == known) text.len = at; /* met before: keep one copy */
+            uint64_t key;
+            memcpy(&key, h + 8 * i, 8);
+            size_t at = key & (size - 1);
+            for (; slots[at]; at = (at + 1) & (size - 1)) {
+                PyObject *met = tokens[slots[at] - 1];
+                if (keys[slots[at] - 1] == key && PyBytes_GET_SIZE(met) == PyBytes_GET_SIZE(tok) &&
+                    !memcmp(PyBytes_AS_STRING(met), PyBytes_AS_STRING(tok), PyBytes_GET_SIZE(tok)))
+                    break;
+            }
+            if (!slots[at]) slots[at] = (uint32_t)++n, keys[n - 1] = key, tokens[n - 1] = tok;
+            counts[slots[at] - 1]++;
         }
     }
     if (!(out = PyList_New(0))) goto done;
-    for (size_t k = 0; k < seen.n; k++) {
-        if (seen.tokens[k].count < 2) continue;
-        PyObject *tok = PyBytes_FromStringAndSize((const char *)text.data + seen.tokens[k].start, seen.tokens[k].len);
-        if (!tok || PyList_Append(out, tok) < 0) {
-            Py_XDECREF(tok);
+    for (size_t k = 0; k < n; k++)
+        if (counts[k] > 1 && PyList_Append(out, tokens[k]) < 0) {
             Py_CLEAR(out);
-            goto done;
+            break;
         }
-        Py_DECREF(tok);
-    }
 done:
-    PyMem_Free(text.data);
-    PyMem_Free(seen.slots);
-    PyMem_Free(seen.tokens);
+    PyMem_Free(slots);
+    PyMem_Free(counts);
+    PyMem_Free(keys);
+    PyMem_Free(tokens);
     return out;
+bad:
+    PyErr_SetString(PyExc_TypeError, "repeated_tokens takes lists of bytes and, per list, their int64 hashes");
+    return NULL;
 }
 
 /* token_slots(data, offsets) -> the table encode_column finds shared tokens by (the pieces of data and offsets,
@@ -1031,11 +1046,12 @@ done:
     return out;
 }
 
-/* The id of the shared token tok (with 8 readable bytes past its end) in a token_slots table, or -1. */
-static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len) {
+/* The id of the shared token tok, whose hash_bytes is h, in a token_slots table, or -1. */
+static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len,
+                           uint64_t h) {
     const uint64_t *slot = slots->buf;
     size_t mask = slots->len / 8 - 1;
-    uint64_t h = hash_bytes(tok, len), tag = h & 0xFFFFFFFF00000000ULL;
+    uint64_t tag = h & 0xFFFFFFFF00000000ULL;
     for (size_t at = h & mask, probes = 0; slot[at] && probes <= mask; at = (at + 1) & mask, probes++) {
         if ((slot[at] & 0xFFFFFFFF00000000ULL) != tag) continue;
         int64_t k = (int64_t)(slot[at] & 0xFFFFFFFF) - 1, size;
@@ -1161,24 +1177,25 @@ static int best_s(const int64_t *tail, int64_t alphabet) {
     return best;
 }
 
-/* encode_column(distinct, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the ten parts
- * of text.TextColumn; the shared TOKEN dictionary comes as its tokens end to end and their token_slots table. */
+/* encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the
+ * ten parts of text.TextColumn; the shared TOKEN dictionary comes as its tokens end to end and their token_slots
+ * table, and hashes holds the hash_bytes of each distinct token as int64. */
 static PyObject *encode_column(PyObject *self, PyObject *args) {
     PyObject *distinct;
-    Py_buffer counts, stream, shared_data, shared_offsets, slots, skeletons;
-    if (!PyArg_ParseTuple(args, "O!y*y*y*y*y*y*", &PyList_Type, &distinct, &counts, &stream, &shared_data,
+    Py_buffer hashes, counts, stream, shared_data, shared_offsets, slots, skeletons;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*y*y*y*y*", &PyList_Type, &distinct, &hashes, &counts, &stream, &shared_data,
                           &shared_offsets, &slots, &skeletons))
         return NULL;
     Pieces shared;
-    Buf padded = {0}; /* a token with the 8 bytes past its end that hash_bytes reads */
     Py_ssize_t n = PyList_GET_SIZE(distinct), n_stream = stream.len / 8, n_skel = skeletons.len / 8;
     PyObject *parts[10] = {0}, *result = NULL;
     int64_t *order = NULL, *rank_of = NULL, *tail = NULL, *ids = NULL, *sizes = NULL, *skel = NULL;
     Buf kinds = {0}, payload = {0}, ranks = {0};
     unsigned char *raw = NULL;
-    if (counts.len != 8 * n || stream.len % 8 || skeletons.len % 8 || slots.len < 8 || slots.len & (slots.len - 1)) {
-        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count per token, int64 streams and skeleton ids, "
-                                          "and a token_slots table");
+    if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 8 || skeletons.len % 8 || slots.len < 8 ||
+        slots.len & (slots.len - 1)) {
+        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count and hash per token, int64 streams and "
+                                          "skeleton ids, and a token_slots table");
         goto done;
     }
     if (pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0) goto done;
@@ -1206,11 +1223,9 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
             goto done;
         }
         size_t len = PyBytes_GET_SIZE(tok);
-        padded.len = 0;
-        if (reserve(&padded, len + 8) < 0) goto done;
-        put(&padded, PyBytes_AS_STRING(tok), len);
-        memset(padded.data + len, 0, 8);
-        int64_t id = find_shared(&slots, &shared, padded.data, len);
+        uint64_t h;
+        memcpy(&h, (const char *)hashes.buf + 8 * order[r], 8);
+        int64_t id = find_shared(&slots, &shared, (const unsigned char *)PyBytes_AS_STRING(tok), len, h);
         unsigned char kind = SHARED;
         if (id >= 0) {
             ids[n_ids++] = id;
@@ -1281,7 +1296,7 @@ done:
     PyMem_Free(payload.data);
     PyMem_Free(ranks.data);
     PyMem_Free(raw);
-    PyMem_Free(padded.data);
+    PyBuffer_Release(&hashes);
     PyBuffer_Release(&counts);
     PyBuffer_Release(&stream);
     PyBuffer_Release(&shared_data);
@@ -1536,8 +1551,8 @@ static PyObject *type_of(PyObject *value) {
 }
 
 /* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
- * types, type indexes, skeletons, skeleton indexes, distinct tokens, int64 counts, int64 token stream): each list of
- * distinct values first met first, each index an int64 per message; block.plan of a block of
+ * types, type indexes, skeletons, skeleton indexes, distinct tokens, their int64 hash_bytes, int64 counts, int64
+ * token stream): each list of distinct values first met first, each index an int64 per message; block.plan of a block of
  * Message tuples (value, encoded, id), or None when something is for the Python route to report (a message that
  * is not the author's next one, a text that will not encode, a content holding 0x00).
  *
@@ -1826,7 +1841,7 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
                           &keys_as_data))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *counts = NULL, *ranks = NULL;
+    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *hashes = NULL, *counts = NULL, *ranks = NULL;
     PyObject *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
     PyObject *order_index = PyBytes_FromStringAndSize(NULL, 8 * n), *type_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     PyObject *skeleton_index = PyBytes_FromStringAndSize(NULL, 8 * n);
@@ -1908,7 +1923,7 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         i += len;
     }
     if (!(skeletons = PyList_New(shapes.n)) || !(distinct = PyList_New(tokens.n)) ||
-        !(counts = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
+        !(counts = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)) || !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
         goto done;
     for (size_t k = 0; k < shapes.n; k++) {
         PyObject *item = PyBytes_FromStringAndSize((const char *)skels.data + shapes.tokens[k].start, shapes.tokens[k].len);
@@ -1917,14 +1932,16 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
     }
     for (size_t k = 0; k < tokens.n; k++) {
         int64_t count = tokens.tokens[k].count;
+        uint64_t h = hash_bytes(leaves.data + tokens.tokens[k].start, tokens.tokens[k].len);
         memcpy(PyBytes_AS_STRING(counts) + 8 * k, &count, 8);
+        memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &h, 8);
         PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + tokens.tokens[k].start, tokens.tokens[k].len);
         if (!item) goto done;
         PyList_SET_ITEM(distinct, k, item);
     }
     if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
-        result = PyTuple_Pack(11, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
-                              skeleton_index, distinct, counts, ranks);
+        result = PyTuple_Pack(12, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
+                              skeleton_index, distinct, hashes, counts, ranks);
     goto done;
 fallback:
     PyErr_Clear();
@@ -1941,6 +1958,7 @@ done:
     Py_XDECREF(skeleton_index);
     Py_XDECREF(skeletons);
     Py_XDECREF(distinct);
+    Py_XDECREF(hashes);
     Py_XDECREF(counts);
     Py_XDECREF(ranks);
     Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skels,
@@ -1960,16 +1978,17 @@ static PyMethodDef methods[] = {
     {"store_skeleton", store_skeleton, METH_O, "store_skeleton(skeleton) -> its stored form, as text.store_skeleton"},
     {"shared_tokens", shared_tokens, METH_O, "shared_tokens(entries) -> the token of each TOKEN dictionary entry"},
     {"encode_column", encode_column, METH_VARARGS,
-     "encode_column(distinct, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the ten "
-     "parts of text.TextColumn"},
+     "encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> "
+     "the ten parts of text.TextColumn"},
     {"token_slots", token_slots, METH_VARARGS,
      "token_slots(data, offsets) -> the hash table of distinct tokens that encode_column looks shared tokens up in"},
     {"plan_block", plan_block, METH_VARARGS,
      "plan_block(messages, author, previous, first, keys_as_data) -> (int64 timestamps, signatures, orders, "
-     "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens, int64 counts, int64 token "
-     "indexes) or None"},
-    {"repeated_tokens", repeated_tokens, METH_O,
-     "repeated_tokens(lists) -> the tokens occurring more than once across the lists of bytes, first met first"},
+     "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens, their int64 hashes, int64 "
+     "counts, int64 token indexes) or None"},
+    {"repeated_tokens", repeated_tokens, METH_VARARGS,
+     "repeated_tokens(lists, hashes) -> the tokens occurring more than once across the lists of bytes, first met "
+     "first"},
     {"shared_entries", shared_entries, METH_O, "shared_entries(tokens) -> text.shared_entry of each token"},
     {"id_texts", id_texts, METH_O, "id_texts(digests) -> the message id of each 32-byte digest, 52 bytes each"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},

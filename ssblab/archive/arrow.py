@@ -16,16 +16,17 @@ message). ``valid`` is what the caller passes: true once the archive was verifie
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 import numpy as np
-import orjson
 import pyarrow as pa
 
 from ssblab.archive import block as blocks
 from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
+from ssblab.archive.errors import MalformedArchive
 from ssblab.core.schema import arrow_schema
 
 MESSAGES_SCHEMA = arrow_schema("messages")
@@ -51,9 +52,19 @@ def id_column(digests: bytes) -> pa.Array:
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(out.tobytes()))
 
 
-def _verbatim_fields(enc: bytes) -> tuple[float | None, bytes | None]:
-    """(timestamp, content text) of a message stored whole."""
-    value = orjson.loads(enc)
+def _verbatim_fields(enc: bytes, where: str) -> tuple[float | None, bytes | None]:
+    """(timestamp, content text) of a message stored whole.
+
+    Parsed like ``JSON.parse``, which takes what such a message may hold and stricter parsers refuse (a lone
+    surrogate, say); only the timestamp is read from the value.
+
+    Raises:
+        MalformedArchive: the text is not JSON (an unverified archive may hold anything there).
+    """
+    try:
+        value = json.loads(enc)
+    except (ValueError, RecursionError) as exc:
+        raise MalformedArchive(f"{where}: a message stored whole is not JSON ({exc})") from None
     stamp = value.get("timestamp") if isinstance(value, dict) else None
     stamp = float(stamp) if isinstance(stamp, int | float) and not isinstance(stamp, bool) else None
     start = enc.find(_CONTENT_KEY)
@@ -97,7 +108,7 @@ def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndar
     texts: list[bytes | None] = [contents[offsets[i] : offsets[i + 1]] for i in range(n)]
     stamps = stamps.astype(object)
     for i in verbatim:
-        stamps[i], texts[i] = _verbatim_fields(contents[offsets[i] : offsets[i + 1]])
+        stamps[i], texts[i] = _verbatim_fields(contents[offsets[i] : offsets[i + 1]], f"message {i}")
         private[i] = texts[i] is not None and texts[i].startswith(b'"')  # type: ignore[union-attr]
     return pa.array([None if t is None else t.decode("utf-8", "replace") for t in texts], pa.string()), stamps, private
 

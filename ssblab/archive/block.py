@@ -114,10 +114,12 @@ def plan(messages: Sequence[Message]) -> Planned:
         listed = messages if isinstance(messages, list) else list(messages)
         done = _speedups.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
         if done is not None:
-            stamps, signatures, orders, order_at, types, type_at, skeletons, skeleton_at, distinct, counts, ranks = done
+            stamps, signatures, orders, order_at, types, type_at, skeletons, skeleton_at, *tokens = done
+            distinct, hashes, counts, ranks = tokens
             return Planned(
                 messages, _int64s(stamps), signatures, Coded(orders, _int64s(order_at)), Coded(types, _int64s(type_at)),
-                Coded(skeletons, _int64s(skeleton_at)), text.Tokens(distinct, _int64s(counts), _int64s(ranks)),
+                Coded(skeletons, _int64s(skeleton_at)),
+                text.Tokens(distinct, _int64s(counts), _int64s(ranks), _int64s(hashes)),
             )  # fmt: skip
     envelopes = split_block(messages, author, previous, first)
     keys_as_data = [
@@ -164,7 +166,7 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
 
 
 def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
-    repeated = [tok for tok in text.repeated([block.tokens.distinct for block in blocks]) if tok not in known]
+    repeated = [tok for tok in text.repeated([block.tokens for block in blocks]) if tok not in known]
     return [e for e in text.shared_entries(repeated) if len(e) > SHARED_MIN]
 
 

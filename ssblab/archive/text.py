@@ -148,11 +148,13 @@ def load_skeleton(stored: bytes) -> bytes:
 @dataclass(frozen=True, slots=True)
 class Tokens:
     """A block's leaf texts cut by `TOKEN`: the distinct tokens (first met first), how often each occurs, and the
-    token sequence as indexes into them."""
+    token sequence as indexes into them. The compiled route also keeps each distinct token's hash, so that the
+    lookups across blocks and in the shared dictionary do not hash it again."""
 
     distinct: list[bytes]
     counts: I64
     stream: I64
+    hashes: I64 | None = None
 
 
 def flatten_block(contents: Sequence[bytes], keys_as_data: Sequence[bool]) -> tuple[list[bytes], Tokens]:
@@ -206,11 +208,11 @@ def shared_entry(token: bytes) -> bytes:
     return bytes([kind]) + payload
 
 
-def repeated(lists: Sequence[list[bytes]]) -> list[bytes]:
-    """The tokens that occur more than once across ``lists``, in the order first met."""
-    if _speedups is not None:
-        return _speedups.repeated_tokens(list(lists))
-    seen = Counter(chain.from_iterable(lists))
+def repeated(blocks: Sequence[Tokens]) -> list[bytes]:
+    """The tokens that occur in more than one of ``blocks``, in the order first met."""
+    if _speedups is not None and all(b.hashes is not None for b in blocks):
+        return _speedups.repeated_tokens([b.distinct for b in blocks], [b.hashes.tobytes() for b in blocks])  # type: ignore[union-attr]
+    seen = Counter(chain.from_iterable(b.distinct for b in blocks))
     return [tok for tok, count in seen.items() if count > 1]
 
 
@@ -254,13 +256,13 @@ class SharedTokens:
 
 def encode_column(skeleton_ids: I64, tokens: Tokens, shared: SharedTokens) -> TextColumn:
     """Code one block's content column from its tokens against the shared TOKEN dictionary."""
-    if _speedups is not None:
-        counts, stream, skeletons = (
-            np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.counts, tokens.stream, skeleton_ids)
+    if _speedups is not None and tokens.hashes is not None:
+        hashes, counts, stream, skeletons = (
+            np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, tokens.counts, tokens.stream, skeleton_ids)
         )
         pieces = shared.pieces
         parts = _speedups.encode_column(
-            tokens.distinct, counts, stream, pieces.data, pieces.offsets, shared.slots, skeletons
+            tokens.distinct, hashes, counts, stream, pieces.data, pieces.offsets, shared.slots, skeletons
         )
         return TextColumn.from_parts(parts, "content column")
     order = np.argsort(-tokens.counts, kind="stable")  # falling count, ties by first appearance

@@ -6,18 +6,22 @@ that V8 reorders, keys-as-data types, boxed strings) and odd envelopes (float ti
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
 from ssblab.archive import text
+from ssblab.archive.arrow import block_table, to_arrow
 from ssblab.archive.bundle import build_archives
 from ssblab.archive.dictionaries import Dictionaries
-from ssblab.archive.errors import NotArchivable
+from ssblab.archive.errors import MalformedArchive, NotArchivable
 from ssblab.core.message import Message
 from ssblab.core.private_box import box
 from tests.archive.feeds import KEYPAIR, contents, sign_feed
@@ -75,6 +79,19 @@ def test_float_timestamps_and_boxes_are_kept() -> None:
     verbatim = [planned.orders.values[k] is None for k in planned.orders.index]
     assert verbatim == [True, True, False]  # float timestamps
     assert rebuilt(feed, 2) == [(m.encoded, m.id) for m in feed]
+
+
+def test_verbatim_messages_reach_the_table_and_garbage_is_refused() -> None:
+    """A message stored whole is parsed as SSB JSON (a lone surrogate is fine); text that is not JSON is refused."""
+    feed = sign_feed([{"type": "post", "text": "lone \ud800"}], [1.5])
+    (archive,), dicts = build_archives([feed])
+    table = to_arrow(archive.blocks, dicts)
+    assert json.loads(table.column("content")[0].as_py()) == {"type": "post", "text": "lone \ud800"}
+    assert table.column("timestamp").to_pylist() == [1.5]
+    blk = blocks.decode_block(archive.blocks[0], dicts)
+    garbage = dataclasses.replace(blk, contents=b"{not json", offsets=np.array([0, 9]))
+    with pytest.raises(MalformedArchive, match="message 0: a message stored whole is not JSON"):
+        block_table(garbage, dicts)
 
 
 def test_flatten_keeps_every_byte() -> None:
