@@ -196,12 +196,17 @@ def _flex_messages(column: text.TextColumn) -> bytes:
     return bytes(builder.Finish())
 
 
-def encode_block(block: Planned, dicts: Dictionaries) -> bytes:
-    """The MessageBlock blob of ``block`` coded with ``dicts`` (which must hold every entry it needs)."""
+def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Builder | None = None) -> bytes:
+    """The MessageBlock blob of ``block`` coded with ``dicts`` (which must hold every entry it needs).
+
+    ``builder``: one to reuse (cleared first), so that a build of many blocks allocates its buffer once.
+    """
     types, sigs = _column_ids(block, dicts)
     msgs, column = block.messages, block.timestamps
     deltas = svb.zigzag(np.concatenate(([0], column[1:] - column[:-1])).astype(np.int64))
-    builder = flatbuffers.Builder(len(block.signatures) + 512 * len(msgs) + 4096)  # rarely grown (each growth copies)
+    if builder is None:
+        builder = flatbuffers.Builder(1 << 16)
+    builder.Clear()
     sketch = Sketch(len(msgs), msgs[0].sequence, int(column[0]), int(column[-1]))
     sketch_at = put_sketch(builder, sketch)
     deltas_at = put_svb(builder, svb.encode(deltas, "1248"), "1248")

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import flatbuffers
+
 from ssblab.archive import block as blocks
 from ssblab.archive.dictionaries import Dictionaries
 from ssblab.archive.errors import ArchiveMismatch, MalformedArchive, NotArchivable
@@ -80,9 +82,9 @@ def build_archives(
     if any(not p for p in planned):
         raise NotArchivable("cannot archive an empty feed")
     dicts, dict_blobs = base.extended(blocks.new_entries([b for p in planned for b in p], base))
-    archives = []
+    archives, builder = [], flatbuffers.Builder(1 << 16)
     for feed_blocks in planned:
-        coded = tuple(blocks.encode_block(b, dicts) for b in feed_blocks)
+        coded = tuple(blocks.encode_block(b, dicts, builder) for b in feed_blocks)
         refs: list[BlockRef] = []
         for planned_block, data in zip(feed_blocks, coded, strict=True):
             refs.append(_ref(planned_block, data, refs[-1].blob_id if refs else None))

@@ -18,6 +18,8 @@ import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import flatbuffers
+
 from ssblab.archive import block as blocks
 from ssblab.archive.bundle import check_bundle_shape
 from ssblab.archive.dictionaries import Dictionaries, Fetch
@@ -63,13 +65,14 @@ def verify_by_rebuild(bundle: Bundle, feed: Sequence[Message], fetch: Fetch) -> 
     check_bundle_shape(bundle)
     dicts = Dictionaries.load(bundle.dictionaries, fetch)
     by_sequence = {m.sequence: m for m in feed if m.author == f"@{b64(bundle.author)}.ed25519"}
+    builder = flatbuffers.Builder(1 << 16)
     for i, ref in enumerate(bundle.blocks):
         seqs = range(ref.sketch.sequence_base, ref.sketch.sequence_base + ref.sketch.length)
         missing = [s for s in seqs if s not in by_sequence]
         if missing:
             raise ArchiveMismatch(f"{_span(i, ref)}: the feed lacks sequence {missing[0]}; verify the fetched blobs")
         try:
-            data = blocks.encode_block(blocks.plan([by_sequence[s] for s in seqs]), dicts)
+            data = blocks.encode_block(blocks.plan([by_sequence[s] for s in seqs]), dicts, builder)
         except (MissingDictionary, NotArchivable) as exc:
             raise ArchiveMismatch(f"{_span(i, ref)}: the feed does not fit the Bundle ({exc})") from None
         rebuilt = hashlib.sha256(data).digest()
