@@ -1177,6 +1177,15 @@ static int best_s(const int64_t *tail, int64_t alphabet) {
     return best;
 }
 
+typedef struct { /* an (s,c)-dense codeword: len bytes, zero-padded to four */
+    unsigned char bytes[4], len;
+} Codeword;
+
+typedef struct { /* a block dictionary entry: its kind, and its shared id or where its payload is */
+    int kind;
+    int64_t at, size;
+} Entry;
+
 /* encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the
  * ten parts of text.TextColumn; the shared TOKEN dictionary comes as its tokens end to end and their token_slots
  * table, and hashes holds the hash_bytes of each distinct token as int64. */
@@ -1190,7 +1199,8 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
     Py_ssize_t n = PyList_GET_SIZE(distinct), n_stream = stream.len / 8, n_skel = skeletons.len / 8;
     PyObject *parts[10] = {0}, *result = NULL;
     int64_t *order = NULL, *rank_of = NULL, *tail = NULL, *ids = NULL, *sizes = NULL, *skel = NULL;
-    Buf kinds = {0}, payload = {0}, ranks = {0};
+    Entry *entries = NULL;
+    Buf kinds = {0}, payload = {0}, ranks = {0}, own = {0}; /* own: the payloads of the entries not shared */
     unsigned char *raw = NULL;
     if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 8 || skeletons.len % 8 || slots.len < 8 ||
         slots.len & (slots.len - 1)) {
@@ -1213,38 +1223,54 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "encode_column: a token count out of range");
         goto done;
     }
-    Py_ssize_t n_ids = 0, n_sizes = 0;
+    /* Each token's entry in the order met (the tokens lie in memory in that order), then the entries by rank. */
+    entries = PyMem_Malloc((n + 1) * sizeof(Entry));
+    if (!entries) {
+        PyErr_NoMemory();
+        goto done;
+    }
     size_t raw_cap = 0;
-    for (Py_ssize_t r = 0; r < n; r++) {
-        rank_of[order[r]] = r;
-        PyObject *tok = PyList_GET_ITEM(distinct, order[r]);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *tok = PyList_GET_ITEM(distinct, k);
         if (!PyBytes_Check(tok)) {
             PyErr_SetString(PyExc_TypeError, "encode_column: tokens must be bytes");
             goto done;
         }
+        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(tok);
         size_t len = PyBytes_GET_SIZE(tok);
         uint64_t h;
-        memcpy(&h, (const char *)hashes.buf + 8 * order[r], 8);
-        int64_t id = find_shared(&slots, &shared, (const unsigned char *)PyBytes_AS_STRING(tok), len, h);
-        unsigned char kind = SHARED;
+        memcpy(&h, (const char *)hashes.buf + 8 * k, 8);
+        int64_t id = find_shared(&slots, &shared, text, len, h);
         if (id >= 0) {
-            ids[n_ids++] = id;
-        } else {
-            if (len > raw_cap) {
-                unsigned char *grown = PyMem_Realloc(raw, len);
-                if (!grown) {
-                    PyErr_NoMemory();
-                    goto done;
-                }
-                raw = grown, raw_cap = len;
-            }
-            const unsigned char *bytes;
-            size_t size;
-            kind = (unsigned char)entry_of((const unsigned char *)PyBytes_AS_STRING(tok), len, raw, &bytes, &size);
-            if (put_bytes(&payload, bytes, size) < 0) goto done;
-            if (kind == LITERAL || kind == BASE64) sizes[n_sizes++] = size;
+            entries[k] = (Entry){SHARED, id, 0};
+            continue;
         }
-        if (put_bytes(&kinds, &kind, 1) < 0) goto done;
+        if (len > raw_cap) {
+            unsigned char *grown = PyMem_Realloc(raw, len);
+            if (!grown) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            raw = grown, raw_cap = len;
+        }
+        const unsigned char *bytes;
+        size_t size;
+        int kind = entry_of(text, len, raw, &bytes, &size);
+        entries[k] = (Entry){kind, (int64_t)own.len, (int64_t)size};
+        if (put_bytes(&own, bytes, size) < 0) goto done;
+    }
+    Py_ssize_t n_ids = 0, n_sizes = 0;
+    if (reserve(&kinds, n) < 0 || reserve(&payload, own.len) < 0) goto done;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        const Entry *e = &entries[order[r]];
+        rank_of[order[r]] = r;
+        kinds.data[kinds.len++] = (unsigned char)e->kind;
+        if (e->kind == SHARED) {
+            ids[n_ids++] = e->at;
+            continue;
+        }
+        put(&payload, own.data + e->at, e->size);
+        if (e->kind == LITERAL || e->kind == BASE64) sizes[n_sizes++] = e->size;
     }
     const int64_t *tokens = stream.buf;
     for (Py_ssize_t i = 0; i < n_stream; i++) {
@@ -1262,17 +1288,29 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
     }
     int64_t bases[5] = {0}, width = s, c = 256 - s;
     for (int len = 1; len < 5; len++) bases[len] = bases[len - 1] + width, width *= c;
-    if (reserve(&ranks, 4 * n_stream) < 0) goto done;
-    for (Py_ssize_t i = 0; i < n_stream; i++) { /* dense.encode */
-        int64_t rank = rank_of[tokens[i]];
+    /* dense.encode: each rank's codeword once, then one 4-byte copy a token */
+    Codeword *codeword = PyMem_Malloc((n + 1) * sizeof(Codeword));
+    if (!codeword || reserve(&ranks, 4 * n_stream + 8) < 0) {
+        PyMem_Free(codeword);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t rank = 0; rank < n; rank++) {
         int len = 1;
         while (len < 4 && rank >= bases[len]) len++;
         int64_t rest = rank - bases[len - 1], digits = rest / s;
-        unsigned char *at = ranks.data + ranks.len + len - 1;
-        *at = (unsigned char)(rest % s);
-        for (int back = 1; back < len; back++, digits /= c) at[-back] = (unsigned char)(s + digits % c);
-        ranks.len += len;
+        Codeword *w = &codeword[rank];
+        memset(w, 0, sizeof *w);
+        w->bytes[len - 1] = (unsigned char)(rest % s);
+        for (int back = 1; back < len; back++, digits /= c) w->bytes[len - 1 - back] = (unsigned char)(s + digits % c);
+        w->len = (unsigned char)len;
     }
+    for (Py_ssize_t i = 0; i < n_stream; i++) {
+        const Codeword *w = &codeword[rank_of[tokens[i]]];
+        memcpy(ranks.data + ranks.len, w->bytes, 4); /* the buffer keeps room for a whole word past the last one */
+        ranks.len += w->len;
+    }
+    PyMem_Free(codeword);
     memcpy(skel, skeletons.buf, skeletons.len);
     unsigned char s_byte = (unsigned char)s;
     if (!(parts[0] = PyBytes_FromStringAndSize((const char *)kinds.data, kinds.len)) ||
@@ -1292,8 +1330,10 @@ done:
     PyMem_Free(ids);
     PyMem_Free(sizes);
     PyMem_Free(skel);
+    PyMem_Free(entries);
     PyMem_Free(kinds.data);
     PyMem_Free(payload.data);
+    PyMem_Free(own.data);
     PyMem_Free(ranks.data);
     PyMem_Free(raw);
     PyBuffer_Release(&hashes);
