@@ -10,10 +10,11 @@ One run measures, on ``--messages`` generated messages (default 200,000):
   same table. Two JSON paths: values JSONL (ids must be computed: parse, V8 re-encode, sha256, as
   `Message.from_json` does) and ``{key, value}`` JSONL (ids given: parse only).
 
-Each encoder and decoder runs ``--rounds`` times (default 3), the order of the contenders reversed every other
+Each encoder and decoder runs ``--rounds`` times (default 5), the order of the contenders reversed every other
 round, and every time is the median of its rounds, printed twice: wall seconds (``*_s``) and CPU seconds of
 this process (``*_cpu_s``). On a machine shared with other jobs the wall ratios swing with the load; the CPU
-ratios (``cpu_*``) are the steadier figures.
+ratios (``cpu_*``) are steadier, and the ``paired_*`` ratios steadier still: the median of each round's own CPU
+ratio (with the lowest and highest), since the contenders of a round run back to back.
 
 Usage: ``.venv/bin/python bench/archive.py [--messages N] [--authors A] [--block-size B] [--seed S] [--rounds R]
 [--json OUT]``
@@ -41,6 +42,7 @@ from ssblab.core.message import Message
 from ssblab.generate import generate_network
 
 CPU: dict[str, float] = {}  # CPU seconds of each timed step: on a shared machine, wall time also counts waiting
+CPU_ROUNDS: dict[str, list[float]] = {}  # the same, round by round (for ratios paired within a round)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -60,7 +62,15 @@ def rounds(steps: dict[str, Callable[[], Any]], count: int) -> tuple[dict[str, A
             cpus[label].append(time.process_time() - cpu)
             walls[label].append(time.perf_counter() - start)
     CPU.update({label: statistics.median(seconds) for label, seconds in cpus.items()})
+    CPU_ROUNDS.update(cpus)
     return outputs, {label: statistics.median(seconds) for label, seconds in walls.items()}
+
+
+def paired(baseline: str, contender: str) -> tuple[float, float, float]:
+    """(median, lowest, highest) of baseline / contender CPU seconds, round by round: the two ran minutes apart at
+    most, so a slow spell of the machine mostly cancels out."""
+    ratios = [b / c for b, c in zip(CPU_ROUNDS[baseline], CPU_ROUNDS[contender], strict=True)]
+    return statistics.median(ratios), min(ratios), max(ratios)
 
 
 def rows_to_table(rows: list[tuple[Any, ...]]) -> pa.Table:
@@ -102,7 +112,7 @@ def main() -> int:
     parser.add_argument("--authors", type=int, default=100)
     parser.add_argument("--block-size", type=int, default=8192)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=3, help="runs of each encoder and decoder (medians)")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each encoder and decoder (medians)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
 
@@ -153,9 +163,18 @@ def main() -> int:
         "cpu_decode_speedup_vs_values": CPU["decode_json_values"] / CPU["decode_archive_arrow"],
         "cpu_decode_speedup_vs_kvt": CPU["decode_json_kvt"] / CPU["decode_archive_arrow"],
         "cpu_encode_vs_json_v8": CPU["encode_json_v8"] / CPU["encode_archive"],
+        **{
+            f"paired_{name}": "{:.3f} ({:.3f} to {:.3f})".format(*paired(baseline, contender))
+            for name, baseline, contender in (
+                ("decode_speedup_vs_values", "decode_json_values", "decode_archive_arrow"),
+                ("decode_speedup_vs_kvt", "decode_json_kvt", "decode_archive_arrow"),
+                ("encode_vs_json_v8", "encode_json_v8", "encode_archive"),
+            )
+        },
     }  # fmt: skip
     for key, value in figures.items():
-        print(f"{key:28} {value:,.3f}" if isinstance(value, float) else f"{key:28} {value:,}")
+        shown = f"{value:,.3f}" if isinstance(value, float) else value if isinstance(value, str) else f"{value:,}"
+        print(f"{key:32} {shown}")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)
