@@ -32,8 +32,12 @@ from ssblab.archive.envelope import MAX_TIMESTAMP, split_block
 from ssblab.archive.errors import MalformedArchive, MissingDictionary, NotArchivable
 from ssblab.archive.fb import ssblab_archive_generated as fb
 from ssblab.archive.flat import (
+    DictRef,
     DictSet,
+    RawRuns,
     Sketch,
+    dict_set_of,
+    expand_runs,
     finish,
     guarded,
     open_blob,
@@ -45,9 +49,9 @@ from ssblab.archive.flat import (
     read_bytes,
     read_dict_set,
     read_hash,
-    read_ints,
-    read_rle,
+    read_runs,
     read_sketch,
+    read_svb,
 )
 from ssblab.archive.text import KEYS_AS_DATA
 from ssblab.core.message import Message
@@ -250,13 +254,62 @@ def _put_classic(
     return int(fb.ClassicMessageBlockEnd(builder))
 
 
-def _read_flex(data: bytes, where: str) -> text.TextColumn:
+def _read_flex(data: bytes, where: str) -> tuple[bytes, ...]:
     with guarded(f"{where} content column"):
         root = flex.GetRoot(data)
         if not root.IsVector or len(root.AsVector) != text.PARTS:
             raise MalformedArchive(f"{where}: the content column is not a vector of {text.PARTS} blobs")
-        parts = [bytes(x.AsBlob) for x in root.AsVector]
-    return text.TextColumn.from_parts(parts, where)
+        return tuple(bytes(x.AsBlob) for x in root.AsVector)
+
+
+@dataclass(frozen=True, slots=True)
+class RawBlock:
+    """A MessageBlock blob's fields as stored, each required one present: what `decode_block` checks and decodes."""
+
+    sketch: Sketch
+    author: bytes
+    previous: bytes | None
+    last_hash: bytes
+    deltas: tuple[bytes, bytes]  # StreamVByte1248 codes and values
+    types: RawRuns
+    object_signatures: RawRuns
+    signatures: bytes
+    parts: tuple[bytes, ...]  # the content column's FlexBuffer blobs
+    dictionaries: DictSet
+
+
+def read_raw_block(data: bytes, where: str) -> RawBlock:
+    """The fields of a MessageBlock blob (compiled when the blob is regular; otherwise the accessors below, which
+    name what is wrong)."""
+    raw = _speedups.read_block(data) if _speedups is not None else None
+    if raw is not None:
+        length, base, first, last, author, previous, last_hash, deltas, types, sigs, signatures, parts, refs = raw
+        heads = dict_set_of([None if r is None else DictRef(*r) for r in refs])
+        return RawBlock(
+            Sketch(length, base, first, last), author, previous, last_hash, deltas, types, sigs, signatures, parts,
+            heads,
+        )  # fmt: skip
+    table = open_blob(data, fb.Bip2BlobData.MessageBlock, where)
+    limit = len(data)
+    with guarded(where):
+        sketch = read_sketch(table.Sketch())
+        if table.DataType() != fb.FormatSpecificBlockData.ClassicMessageBlock or table.Data() is None:
+            raise MalformedArchive(f"{where}: not a classic message block")
+        classic = fb.ClassicMessageBlock()
+        classic.Init(table.Data().Bytes, table.Data().Pos)
+        csk = classic.Sketch()
+        if csk is None:
+            raise MalformedArchive(f"{where}: the classic block has no sketch")
+        author, last = read_hash(csk.Author()), read_hash(csk.LastMessageHash())
+        if author is None or last is None:
+            raise MalformedArchive(f"{where}: the classic sketch lacks the author or the last message hash")
+        deltas = read_svb(table.TimestampDeltas(), "1248", limit, f"{where} timestamps")
+        signatures = read_bytes(classic.CryptoSignaturesAsNumpy, classic.CryptoSignaturesLength(), limit, where)
+        parts = _read_flex(read_bytes(classic.MessagesAsNumpy, classic.MessagesLength(), limit, where), where)
+        types = read_runs(table.Types(), limit, f"{where} types")
+        sigs = read_runs(classic.ObjectSignatures(), limit, f"{where} object signatures")
+        previous, heads = read_hash(csk.PreviousMessageHash()), read_dict_set(table.Dictionaries())
+    return RawBlock(sketch, author, previous, last, deltas, types, sigs, signatures, parts, heads)
 
 
 def block_dictionaries(data: bytes, where: str = "block") -> DictSet:
@@ -299,33 +352,23 @@ def _check_columns(
 
 def decode_block(data: bytes, dicts: Dictionaries, where: str = "block") -> Block:
     """The columns of a MessageBlock blob, checked against each other and against ``dicts``."""
-    table = open_blob(data, fb.Bip2BlobData.MessageBlock, where)
-    limit = len(data)
+    raw = read_raw_block(data, where)
+    n = raw.sketch.length
+    if not 0 < n <= len(data) // 64:
+        raise MalformedArchive(f"{where}: a sketch length of {n} cannot fit in {len(data)} bytes")
     with guarded(where):
-        sketch = read_sketch(table.Sketch())
-        n = sketch.length
-        if not 0 < n <= limit // 64:
-            raise MalformedArchive(f"{where}: a sketch length of {n} cannot fit in {limit} bytes")
-        if table.DataType() != fb.FormatSpecificBlockData.ClassicMessageBlock or table.Data() is None:
-            raise MalformedArchive(f"{where}: not a classic message block")
-        classic = fb.ClassicMessageBlock()
-        classic.Init(table.Data().Bytes, table.Data().Pos)
-        csk = classic.Sketch()
-        if csk is None:
-            raise MalformedArchive(f"{where}: the classic block has no sketch")
-        author, last = read_hash(csk.Author()), read_hash(csk.LastMessageHash())
-        if author is None or last is None:
-            raise MalformedArchive(f"{where}: the classic sketch lacks the author or the last message hash")
-        deltas = read_ints(table.TimestampDeltas(), "1248", limit, f"{where} timestamps")
-        signatures = read_bytes(classic.CryptoSignaturesAsNumpy, classic.CryptoSignaturesLength(), limit, where)
-        column = _read_flex(read_bytes(classic.MessagesAsNumpy, classic.MessagesLength(), limit, where), where)
-        block_types = read_rle(table.Types(), limit, f"{where} types", n)
-        sig_ids = read_rle(classic.ObjectSignatures(), limit, f"{where} object signatures", n)
-        previous, heads = read_hash(csk.PreviousMessageHash()), read_dict_set(table.Dictionaries())
-    stamps = _check_columns(sketch, heads, dicts, deltas, block_types, sig_ids, len(signatures), where)
+        deltas = svb.decode(*raw.deltas, "1248", where=f"{where} timestamps")
+        column = text.TextColumn.from_parts(raw.parts, where)
+        block_types = expand_runs(raw.types, f"{where} types", n)
+        sig_ids = expand_runs(raw.object_signatures, f"{where} object signatures", n)
+    heads = raw.dictionaries
+    stamps = _check_columns(raw.sketch, heads, dicts, deltas, block_types, sig_ids, len(raw.signatures), where)
     skeletons, shared = dicts.chains[SKELETONS].skeleton_table, dicts.chains[TOKENS].shared.pieces
     contents, offsets = text.decode_column(column, n, skeletons, shared)
-    return Block(sketch, author, previous, last, stamps, block_types, sig_ids, signatures, contents, offsets, heads)
+    return Block(
+        raw.sketch, raw.author, raw.previous, raw.last_hash, stamps, block_types, sig_ids, raw.signatures, contents,
+        offsets, heads,
+    )  # fmt: skip
 
 
 def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:

@@ -277,15 +277,25 @@ def read_ints(table: Any, flavour: svb.Flavour, limit: int, where: str) -> np.nd
     return svb.decode(*read_svb(table, flavour, limit, where), flavour, where=where)
 
 
-def read_rle(table: Any, limit: int, where: str, expected: int) -> np.ndarray:
-    """A run-length column of exactly ``expected`` values (checked before anything is expanded)."""
+RawRuns = tuple[int, tuple[bytes, bytes], tuple[bytes, bytes]]  # length, then the values' and lengths' StreamVByte
+
+
+def read_runs(table: Any, limit: int, where: str) -> RawRuns:
+    """A run-length column as stored (`expand_runs` checks and expands it)."""
     if table is None:
         raise MalformedArchive(f"{where}: missing run-length column")
-    if table.Length() != expected:
-        raise MalformedArchive(f"{where}: {table.Length()} values, expected {expected}")
-    values = read_ints(table.Values(), "1234", limit, where)
-    lengths = read_ints(table.Lengths(), "1234", limit, where)
-    return svb.expand_runs(values, lengths, table.Length(), where=where)
+    values, lengths = (read_svb(column, "1234", limit, where) for column in (table.Values(), table.Lengths()))
+    return table.Length(), values, lengths
+
+
+def expand_runs(runs: RawRuns, where: str, expected: int) -> np.ndarray:
+    """The values of a run-length column of exactly ``expected`` values (checked before anything is expanded)."""
+    length, values, lengths = runs
+    if length != expected:
+        raise MalformedArchive(f"{where}: {length} values, expected {expected}")
+    return svb.expand_runs(
+        svb.decode(*values, "1234", where=where), svb.decode(*lengths, "1234", where=where), length, where=where
+    )
 
 
 def read_hash(struct: Any) -> bytes | None:
@@ -305,7 +315,11 @@ def read_dict_set(table: Any) -> DictSet:
     if table is None:
         raise MalformedArchive("missing dictionary set")
     slots = (table.Types(), table.Keys(), table.Paths(), table.Signatures(), table.Skeletons(), table.Tokens())
-    refs = [read_dict_ref(x) for x in slots]
+    return dict_set_of([read_dict_ref(x) for x in slots])
+
+
+def dict_set_of(refs: Sequence[DictRef | None]) -> DictSet:
+    """The DictionarySet of the six slots' refs, each checked to name its slot's kind."""
     for kind, ref in enumerate(refs):
         if ref is not None and ref.kind != kind:
             raise MalformedArchive(f"dictionary set: the {KIND_NAMES[kind]} slot names a {ref.kind} dictionary")

@@ -210,8 +210,9 @@ def shared_entry(token: bytes) -> bytes:
 
 def repeated(blocks: Sequence[Tokens]) -> list[bytes]:
     """The tokens that occur in more than one of ``blocks``, in the order first met."""
-    if _speedups is not None and all(b.hashes is not None for b in blocks):
-        return _speedups.repeated_tokens([b.distinct for b in blocks], [b.hashes.tobytes() for b in blocks])  # type: ignore[union-attr]
+    hashes = [b.hashes for b in blocks]
+    if _speedups is not None and all(h is not None for h in hashes):
+        return _speedups.repeated_tokens([b.distinct for b in blocks], [h.tobytes() for h in hashes])  # type: ignore[union-attr]
     seen = Counter(chain.from_iterable(b.distinct for b in blocks))
     return [tok for tok, count in seen.items() if count > 1]
 
