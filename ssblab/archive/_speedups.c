@@ -1321,25 +1321,43 @@ static PyObject *shared_entries(PyObject *self, PyObject *tokens) {
 
 /* --- encode_column ------------------------------------------------------------------------------------------- */
 
-/* StreamVByte1234 of values (each below 2**32) as two new bytes objects. */
-static int svb_encode(const int64_t *values, Py_ssize_t n, PyObject **codes, PyObject **data) {
+/* The canonical StreamVByte of values as two new bytes objects: widths 1, 2, 3 or 4 bytes ("1234", each value below
+ * 2**32), or 1, 2, 4 or 8 when wide ("1248"). */
+static int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject **codes, PyObject **data) {
     *codes = PyBytes_FromStringAndSize(NULL, (n + 3) / 4);
-    *data = PyBytes_FromStringAndSize(NULL, 4 * n);
+    *data = PyBytes_FromStringAndSize(NULL, (wide ? 8 : 4) * n);
     if (!*codes || !*data) return -1;
     unsigned char *c = (unsigned char *)PyBytes_AS_STRING(*codes), *v = (unsigned char *)PyBytes_AS_STRING(*data);
     memset(c, 0, (n + 3) / 4);
     size_t len = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t x = values[i];
-        if (x < 0 || x >= (int64_t)1 << 32) {
-            PyErr_Format(PyExc_ValueError, "StreamVByte1234: %lld does not fit", (long long)x);
+        uint64_t x = values[i];
+        if (!wide && x >> 32) {
+            PyErr_Format(PyExc_ValueError, "StreamVByte1234: %llu does not fit", (unsigned long long)x);
             return -1;
         }
-        int code = (x >= 1 << 8) + (x >= 1 << 16) + (x >= 1 << 24);
+        int code = (x >= 1 << 8) + (x >= 1 << 16) + (wide ? x >= (uint64_t)1 << 32 : x >= 1 << 24);
+        int width = wide ? 1 << code : code + 1;
         c[i / 4] |= code << 2 * (i % 4);
-        for (int b = 0; b <= code; b++) v[len++] = (unsigned char)(x >> 8 * b);
+        for (int b = 0; b < width; b++) v[len++] = (unsigned char)(x >> 8 * b);
     }
     return _PyBytes_Resize(data, len);
+}
+
+/* svb_encode(values, wide) -> (codes, values): the canonical StreamVByte of a uint64 buffer (svb.encode). */
+static PyObject *svb_encode_py(PyObject *self, PyObject *args) {
+    Py_buffer values;
+    int wide;
+    if (!PyArg_ParseTuple(args, "y*p", &values, &wide)) return NULL;
+    PyObject *codes = NULL, *data = NULL, *out = NULL;
+    if (values.len % 8)
+        PyErr_SetString(PyExc_ValueError, "svb_encode: not a buffer of uint64");
+    else if (svb_encode(values.buf, values.len / 8, wide, &codes, &data) == 0)
+        out = PyTuple_Pack(2, codes, data);
+    Py_XDECREF(codes);
+    Py_XDECREF(data);
+    PyBuffer_Release(&values);
+    return out;
 }
 
 /* The tokens by falling count, ties by first appearance (a stable order): a counting sort, since counts are at
@@ -1513,11 +1531,12 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
     memcpy(skel, skeletons.buf, skeletons.len);
     unsigned char s_byte = (unsigned char)s;
     if (!(parts[0] = PyBytes_FromStringAndSize((const char *)kinds.data, kinds.len)) ||
-        svb_encode(ids, n_ids, &parts[1], &parts[2]) < 0 || svb_encode(sizes, n_sizes, &parts[3], &parts[4]) < 0 ||
+        svb_encode((uint64_t *)ids, n_ids, 0, &parts[1], &parts[2]) < 0 ||
+        svb_encode((uint64_t *)sizes, n_sizes, 0, &parts[3], &parts[4]) < 0 ||
         !(parts[5] = PyBytes_FromStringAndSize((const char *)payload.data, payload.len)) ||
         !(parts[6] = PyBytes_FromStringAndSize((const char *)&s_byte, 1)) ||
         !(parts[7] = PyBytes_FromStringAndSize((const char *)ranks.data, ranks.len)) ||
-        svb_encode(skel, n_skel, &parts[8], &parts[9]) < 0)
+        svb_encode((uint64_t *)skel, n_skel, 0, &parts[8], &parts[9]) < 0)
         goto done;
     result = PyTuple_New(10);
     for (int k = 0; result && k < 10; k++) PyTuple_SET_ITEM(result, k, Py_NewRef(parts[k]));
@@ -2231,6 +2250,7 @@ static PyMethodDef methods[] = {
     {"shared_entries", shared_entries, METH_O, "shared_entries(tokens) -> text.shared_entry of each token"},
     {"id_texts", id_texts, METH_O, "id_texts(digests) -> the message id of each 32-byte digest, 52 bytes each"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},
+    {"svb_encode", svb_encode_py, METH_VARARGS, "svb_encode(values, wide) -> (codes, values) of a uint64 buffer"},
     {"read_block", read_block, METH_O,
      "read_block(data) -> the raw fields of a MessageBlock blob, or None when the Python reader must read it"},
     {"decode_column", decode_column, METH_VARARGS,

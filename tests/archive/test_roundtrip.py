@@ -82,7 +82,7 @@ def test_float_timestamps_and_boxes_are_kept() -> None:
 
 
 def test_verbatim_messages_reach_the_table_and_garbage_is_refused() -> None:
-    """A message stored whole is parsed as SSB JSON (a lone surrogate is fine); text that is not JSON is refused."""
+    """A message stored whole is parsed like JSON.parse (a lone surrogate is fine); text that is not JSON is refused."""
     feed = sign_feed([{"type": "post", "text": "lone \ud800"}], [1.5])
     (archive,), dicts = build_archives([feed])
     table = to_arrow(archive.blocks, dicts)

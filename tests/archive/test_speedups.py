@@ -62,6 +62,7 @@ def test_svb_routes_agree_on_columns(ints: list[int]) -> None:
         coded = svb.encode([i % limit for i in ints], flavour)  # type: ignore[arg-type]
         compiled = svb.decode(*coded, flavour)  # type: ignore[arg-type]
         with pure_python():
+            assert svb.encode([i % limit for i in ints], flavour) == coded  # type: ignore[arg-type]
             assert np.array_equal(svb.decode(*coded, flavour), compiled)  # type: ignore[arg-type]
 
 
