@@ -7,7 +7,8 @@
  *
  * read_block:    a MessageBlock blob's fields, when the blob is regular (the Python reader reports anything else).
  * decode_column: the content column (its ten FlexBuffer parts) into the block's texts (docs/archive-format.md §6).
- * chain_ids:   each message's signed JSON and its sha256 id, each id feeding the next message's previous (§5).
+ * block_digests: each message's sha256 id, each id feeding the next message's previous (§5); two blocks at a time.
+ * message_texts: each message's signed JSON, once its block's ids are known.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -94,6 +95,12 @@ static inline void put(Buf *b, const void *p, size_t len) { /* after reserve */
     if (!len) return; /* an empty Buf has no data pointer yet */
     memcpy(b->data + b->len, p, len);
     b->len += len;
+}
+
+static int put_bytes(Buf *b, const void *p, size_t len) {
+    if (reserve(b, len) < 0) return -1;
+    put(b, p, len);
+    return 0;
 }
 
 static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after reserve of 4 * ceil(len / 3) */
@@ -222,10 +229,16 @@ typedef struct {
     int64_t len;
 } Slice;
 
-/* Copies len <= 16 bytes with fixed-size moves, overlapping: most tokens are short, and a memcpy of a variable
- * length is a call or a slow string move. */
+/* Copies len <= 64 bytes with fixed-size moves, overlapping: most tokens and skeleton parts are short, and a memcpy
+ * of a variable length is a call or a slow string move. */
 static inline void copy_short(unsigned char *to, const unsigned char *p, int64_t len) {
-    if (len >= 8) {
+    if (len > 32) {
+        memcpy(to, p, 32);
+        memcpy(to + len - 32, p + len - 32, 32);
+    } else if (len > 16) {
+        memcpy(to, p, 16);
+        memcpy(to + len - 16, p + len - 16, 16);
+    } else if (len >= 8) {
         memcpy(to, p, 8);
         memcpy(to + len - 8, p + len - 8, 8);
     } else if (len >= 4) {
@@ -375,7 +388,7 @@ static inline int emit(const unsigned char *p, int64_t len, Out *o) {
         return -1;
     }
     if (o->len + len > o->cap && grow(o, o->len + len) < 0) return -1;
-    if (len > 16)
+    if (len > 64)
         memcpy(o->data + o->len, p, len);
     else
         copy_short(o->data + o->len, p, len);
@@ -458,15 +471,11 @@ static int walk(Walk *w, Out *out, int64_t *offsets) {
 static Py_ssize_t utf8_error(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
-        if (i + 8 <= n && ascii_word(s + i)) {
-            i += 8;
-        } else if (s[i] < 0x80) {
-            i++;
-        } else {
-            size_t len = utf8_sequence(s + i, s + n);
-            if (!len) return i;
-            i += (Py_ssize_t)len;
-        }
+        i += (Py_ssize_t)ascii_run(s + i, (size_t)(n - i));
+        if (i == n) break;
+        size_t len = utf8_sequence(s + i, s + n);
+        if (!len) return i;
+        i += (Py_ssize_t)len;
     }
     return -1;
 }
@@ -744,30 +753,9 @@ static PyObject *read_block(PyObject *self, PyObject *arg) {
     return out;
 }
 
-/* --- chain_ids ----------------------------------------------------------------------------------------------- */
+/* --- block_digests and message_texts -------------------------------------------------------------------------- */
 
 enum { F_PREVIOUS, F_SEQUENCE, F_TIMESTAMP, F_CONTENT, F_SIGNATURE, N_FIELDS };
-
-/* Appends UTF-8 text as Node's Buffer.from(text, "binary"): the low byte of each UTF-16 unit (what an id
- * hashes). The text was checked to be UTF-8 when decoded; a cut character still fails here, never reads past. */
-static int put_binary(Buf *out, const unsigned char *u, size_t len, Py_ssize_t row) {
-    if (reserve(out, len) < 0) return -1;
-    size_t bad_at;
-    ssize_t written = binary_bytes(u, len, out->data + out->len, &bad_at);
-    if (written < 0) {
-        PyErr_Format(Malformed, "message %zd: content is not UTF-8", row);
-        return -1;
-    }
-    out->len += (size_t)written;
-    return 0;
-}
-
-static int put_text(Buf *out, const unsigned char *p, size_t len, int binary, Py_ssize_t row) {
-    if (binary) return put_binary(out, p, len, row);
-    if (reserve(out, len) < 0) return -1;
-    put(out, p, len);
-    return 0;
-}
 
 typedef struct {
     const char *text; /* a constant part, or NULL for a field */
@@ -775,7 +763,12 @@ typedef struct {
     int field;
 } Part;
 
-/* The layouts as Part arrays: each a tuple of bytes (constant text) and ints (an F_* field). */
+static void free_layouts(Part **layouts, Py_ssize_t count) {
+    for (Py_ssize_t j = 0; layouts && j < count; j++) PyMem_Free(layouts[j]);
+    PyMem_Free(layouts);
+}
+
+/* The layouts as Part arrays: each a tuple of bytes (constant text) and ints (an F_* field, each at most once). */
 static Part **read_layouts(PyObject *layouts, Py_ssize_t *count) {
     if (!PyTuple_Check(layouts)) {
         PyErr_SetString(PyExc_TypeError, "layouts must be a tuple");
@@ -786,8 +779,8 @@ static Part **read_layouts(PyObject *layouts, Py_ssize_t *count) {
     if (!out) return (Part **)PyErr_NoMemory();
     for (Py_ssize_t j = 0; j < *count; j++) {
         PyObject *layout = PyTuple_GET_ITEM(layouts, j);
-        if (!PyTuple_Check(layout)) {
-            PyErr_SetString(PyExc_TypeError, "a layout must be a tuple");
+        if (!PyTuple_Check(layout) || PyTuple_GET_SIZE(layout) > 2 * N_FIELDS + 1) {
+            PyErr_SetString(PyExc_TypeError, "a layout must be a tuple of constant texts between fields");
             goto fail;
         }
         Py_ssize_t n = PyTuple_GET_SIZE(layout);
@@ -796,6 +789,7 @@ static Part **read_layouts(PyObject *layouts, Py_ssize_t *count) {
             PyErr_NoMemory();
             goto fail;
         }
+        int seen = 0;
         for (Py_ssize_t k = 0; k < n; k++) {
             PyObject *item = PyTuple_GET_ITEM(layout, k);
             if (PyBytes_Check(item)) {
@@ -803,82 +797,174 @@ static Part **read_layouts(PyObject *layouts, Py_ssize_t *count) {
                 out[j][k].len = PyBytes_GET_SIZE(item);
             } else {
                 long field = PyLong_Check(item) ? PyLong_AsLong(item) : -1;
-                if (field < 0 || field >= N_FIELDS) {
-                    PyErr_SetString(PyExc_ValueError, "a layout part is neither bytes nor a field");
+                if (field < 0 || field >= N_FIELDS || seen >> field & 1) {
+                    PyErr_SetString(PyExc_ValueError, "a layout part is neither bytes nor a field not named before");
                     goto fail;
                 }
+                seen |= 1 << field;
                 out[j][k].field = (int)field;
             }
+        }
+        if (!(seen >> F_CONTENT & 1)) {
+            PyErr_SetString(PyExc_ValueError, "a layout without the content");
+            goto fail;
         }
         out[j][n].field = N_FIELDS;
     }
     return out;
 fail:
-    for (Py_ssize_t j = 0; j < *count; j++) PyMem_Free(out[j]);
-    PyMem_Free(out);
+    free_layouts(out, *count);
     return NULL;
 }
 
+/* A decoded block's columns, as rebuild.block_args gives them: what every message's text is made of. */
 typedef struct {
-    const Py_buffer *layout_of, *timestamps;
-    const unsigned char *signatures;
-    Py_ssize_t n_signatures;
+    Py_buffer contents, offsets, layout_of, timestamps, signatures;
+    int held; /* how many of the buffers above are held */
+    Py_ssize_t n;
     long long sequence_base;
+    const unsigned char *previous; /* the first message's previous id, or NULL for null */
     Part **layouts;
     Py_ssize_t n_layouts;
+    PyObject *where; /* names the block in errors */
 } Rows;
 
-/* Renders row i, whose content is the given slice, into out (in binary form when binary is set); its previous
- * id is prev, or null when prev is NULL. */
-static int render(const Rows *r, Py_ssize_t i, const unsigned char *content, size_t content_len,
-                  const unsigned char *prev, int binary, Buf *out) {
-    int64_t which = at64(r->layout_of, i);
-    out->len = 0;
-    if (which == -1) return put_text(out, content, content_len, binary, i); /* verbatim: the whole message */
-    if (which < 0 || which >= r->n_layouts) {
-        PyErr_Format(Malformed, "message %zd: unknown envelope layout", i);
+static void release_rows(Rows *r) {
+    Py_buffer *held[] = {&r->contents, &r->offsets, &r->layout_of, &r->timestamps, &r->signatures};
+    for (int k = 0; k < r->held; k++) PyBuffer_Release(held[k]);
+    r->held = 0;
+    free_layouts(r->layouts, r->n_layouts);
+    r->layouts = NULL;
+}
+
+/* rows_of((contents, offsets, layout_of, layouts, timestamps, sequence_base, signatures, previous, where)) */
+static int rows_of(PyObject *args, Rows *r) {
+    PyObject *layouts, *previous;
+    memset(r, 0, sizeof *r);
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 9) {
+        PyErr_SetString(PyExc_TypeError, "a block's rows are a tuple of nine");
         return -1;
     }
-    for (const Part *p = r->layouts[which]; p->text || p->field != N_FIELDS; p++) {
-        if (p->text) {
-            if (reserve(out, p->len) < 0) return -1;
-            put(out, p->text, p->len);
-            continue;
+    Py_buffer *bufs[] = {&r->contents, &r->offsets, &r->layout_of, &r->timestamps, &r->signatures};
+    PyObject *items[] = {PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1), PyTuple_GET_ITEM(args, 2),
+                         PyTuple_GET_ITEM(args, 4), PyTuple_GET_ITEM(args, 6)};
+    for (; r->held < 5; r->held++)
+        if (PyObject_GetBuffer(items[r->held], bufs[r->held], PyBUF_SIMPLE) < 0) goto fail;
+    layouts = PyTuple_GET_ITEM(args, 3), previous = PyTuple_GET_ITEM(args, 7), r->where = PyTuple_GET_ITEM(args, 8);
+    r->sequence_base = PyLong_AsLongLong(PyTuple_GET_ITEM(args, 5));
+    if (PyErr_Occurred()) goto fail;
+    Py_ssize_t n_offsets, n_stamps;
+    if (int64_buffer(&r->layout_of, "layout_of", &r->n) < 0 || int64_buffer(&r->offsets, "offsets", &n_offsets) < 0 ||
+        int64_buffer(&r->timestamps, "timestamps", &n_stamps) < 0)
+        goto fail;
+    if (n_offsets != r->n + 1 || n_stamps != r->n) {
+        PyErr_SetString(PyExc_ValueError, "a block's offsets, layouts and timestamps are of different rows");
+        goto fail;
+    }
+    if (previous != Py_None && !(PyBytes_Check(previous) && PyBytes_GET_SIZE(previous) == 32)) {
+        PyErr_SetString(PyExc_ValueError, "a block's previous id must be 32 bytes or None");
+        goto fail;
+    }
+    r->previous = previous == Py_None ? NULL : (const unsigned char *)PyBytes_AS_STRING(previous);
+    if (!PyUnicode_Check(r->where)) {
+        PyErr_SetString(PyExc_TypeError, "a block's name must be a str");
+        goto fail;
+    }
+    if (!(r->layouts = read_layouts(layouts, &r->n_layouts))) goto fail;
+    return 0;
+fail:
+    release_rows(r);
+    return -1;
+}
+
+/* One message's text as the parts it is made of (docs/archive-format.md §5), ready to hash or to join: the envelope
+ * before the content, the content (its ASCII start where it lies, the rest transcoded when hashing), and the
+ * envelope after it. */
+typedef struct {
+    Sha256Part parts[4];
+    size_t n;
+    Buf envelope; /* the text before the content, then the text after it */
+    Buf binary;   /* the content past its ASCII start, as Node's binary string */
+} Framed;
+
+static inline void add_part(Framed *f, const unsigned char *p, size_t len) {
+    if (len) f->parts[f->n++] = (Sha256Part){p, len};
+}
+
+/* The envelope text of one layout part, appended to b. */
+static int put_field(Buf *b, const Rows *r, Py_ssize_t i, const Part *p, const unsigned char *prev) {
+    if (p->text) return put_bytes(b, p->text, p->len);
+    if (reserve(b, 102) < 0) return -1; /* the longest field: the signature */
+    switch (p->field) {
+    case F_PREVIOUS:
+        if (!prev) {
+            put(b, "null", 4);
+            break;
         }
-        switch (p->field) {
-        case F_PREVIOUS:
-            if (reserve(out, 54) < 0) return -1;
-            if (!prev) {
-                put(out, "null", 4);
-                break;
-            }
-            put(out, "\"%", 2);
-            put_base64(out, prev, 32);
-            put(out, ".sha256\"", 8);
-            break;
-        case F_SEQUENCE:
-            if (reserve(out, 21) < 0) return -1;
-            put_int(out, r->sequence_base + i);
-            break;
-        case F_TIMESTAMP:
-            if (reserve(out, 21) < 0) return -1;
-            put_int(out, at64(r->timestamps, i));
-            break;
-        case F_CONTENT:
-            if (put_text(out, content, content_len, binary, i) < 0) return -1;
-            break;
-        case F_SIGNATURE:
-            if (64 * (i + 1) > r->n_signatures) {
-                PyErr_Format(Malformed, "message %zd: no signature bytes", i);
+        put(b, "\"%", 2);
+        put_base64(b, prev, 32);
+        put(b, ".sha256\"", 8);
+        break;
+    case F_SEQUENCE:
+        put_int(b, r->sequence_base + i);
+        break;
+    case F_TIMESTAMP:
+        put_int(b, at64(&r->timestamps, i));
+        break;
+    case F_SIGNATURE:
+        if (64 * (i + 1) > r->signatures.len) {
+            PyErr_Format(Malformed, "%U, message %zd: no signature bytes", r->where, i);
+            return -1;
+        }
+        put(b, "\"", 1);
+        put_base64(b, (const unsigned char *)r->signatures.buf + 64 * i, 64);
+        put(b, ".sig.ed25519\"", 13);
+        break;
+    }
+    return 0;
+}
+
+/* Message i of the block in parts: its text, or with binary set the form its id hashes (Node's Buffer.from(text,
+ * "binary"): the low byte of each UTF-16 unit; the envelope is ASCII, so only a content that is not changes). Its
+ * previous id is prev, or null when prev is NULL. */
+static int frame_message(const Rows *r, Py_ssize_t i, const unsigned char *prev, int binary, Framed *f) {
+    int64_t a = at64(&r->offsets, i), z = at64(&r->offsets, i + 1), which = at64(&r->layout_of, i);
+    if (a < 0 || z < a || z > r->contents.len) {
+        PyErr_Format(Malformed, "%U, message %zd: content offsets outside the texts", r->where, i);
+        return -1;
+    }
+    const unsigned char *content = (const unsigned char *)r->contents.buf + a;
+    size_t content_len = (size_t)(z - a), plain = binary ? ascii_run(content, content_len) : content_len;
+    f->binary.len = 0;
+    if (plain < content_len) {
+        size_t bad_at;
+        if (reserve(&f->binary, content_len - plain) < 0) return -1;
+        ssize_t written = binary_bytes(content + plain, content_len - plain, f->binary.data, &bad_at);
+        if (written < 0) {
+            PyErr_Format(Malformed, "%U, message %zd: content is not UTF-8", r->where, i);
+            return -1;
+        }
+        f->binary.len = (size_t)written;
+    }
+    size_t head = 0;
+    f->envelope.len = 0;
+    if (which != -1) { /* -1: verbatim, the content is the whole message */
+        if (which < 0 || which >= r->n_layouts) {
+            PyErr_Format(Malformed, "%U, message %zd: unknown envelope layout", r->where, i);
+            return -1;
+        }
+        for (const Part *p = r->layouts[which]; p->text || p->field != N_FIELDS; p++) {
+            if (!p->text && p->field == F_CONTENT)
+                head = f->envelope.len;
+            else if (put_field(&f->envelope, r, i, p, prev) < 0)
                 return -1;
-            }
-            if (reserve(out, 102) < 0) return -1;
-            put(out, "\"", 1);
-            put_base64(out, r->signatures + 64 * i, 64);
-            put(out, ".sig.ed25519\"", 13);
-            break;
         }
     }
+    f->n = 0;
+    add_part(f, f->envelope.data, head);
+    add_part(f, content, plain);
+    add_part(f, f->binary.data, f->binary.len);
+    if (f->envelope.len > head) add_part(f, f->envelope.data + head, f->envelope.len - head);
     return 0;
 }
 
@@ -896,70 +982,181 @@ static PyObject *sha256_py(PyObject *self, PyObject *args) {
     return PyBytes_FromStringAndSize((const char *)digest, 32);
 }
 
-static PyObject *chain_ids(PyObject *self, PyObject *args) {
-    Py_buffer contents, offsets, layout_of, timestamps, signatures;
-    PyObject *layouts, *previous;
-    long long base;
-    int keep;
-    if (!PyArg_ParseTuple(args, "y*y*y*O!y*Ly*Op", &contents, &offsets, &layout_of, &PyTuple_Type, &layouts,
-                          &timestamps, &base, &signatures, &previous, &keep))
-        return NULL;
-    PyObject *digests = NULL, *texts = NULL, *result = NULL;
-    Buf text = {0}, binary = {0};
-    Rows r = {.layout_of = &layout_of, .timestamps = &timestamps, .signatures = signatures.buf, .n_signatures = signatures.len,
-              .sequence_base = base};
-    Py_ssize_t n, n_offsets, n_stamps;
-    if (int64_buffer(&layout_of, "layout_of", &n) < 0 || int64_buffer(&offsets, "offsets", &n_offsets) < 0 ||
-        int64_buffer(&timestamps, "timestamps", &n_stamps) < 0)
-        goto done;
-    if (n_offsets != n + 1 || n_stamps != n) {
-        PyErr_SetString(PyExc_ValueError, "chain_ids: offsets, layouts and timestamps of different rows");
-        goto done;
-    }
-    if (previous != Py_None && !(PyBytes_Check(previous) && PyBytes_GET_SIZE(previous) == 32)) {
-        PyErr_SetString(PyExc_ValueError, "chain_ids: previous must be 32 bytes or None");
-        goto done;
-    }
-    if (!(r.layouts = read_layouts(layouts, &r.n_layouts))) goto done;
-    digests = PyBytes_FromStringAndSize(NULL, 32 * n);
-    texts = keep ? PyList_New(n) : Py_NewRef(Py_None);
-    if (!digests || !texts) goto done;
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(digests);
-    const unsigned char *prev = previous == Py_None ? NULL : (const unsigned char *)PyBytes_AS_STRING(previous);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t a = at64(&offsets, i), z = at64(&offsets, i + 1);
-        if (a < 0 || z < a || z > contents.len) {
-            PyErr_Format(Malformed, "message %zd: content offsets outside the texts", i);
-            goto done;
+/* sha256_streams(messages, portable=False): each message (a list of bytes parts) hashed as block_digests hashes,
+ * part by part and two messages side by side; for tests, which compare it with hashlib. */
+static PyObject *sha256_streams(PyObject *self, PyObject *args) {
+    PyObject *messages, *result = NULL;
+    int portable = 0;
+    if (!PyArg_ParseTuple(args, "O!|p", &PyList_Type, &messages, &portable)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(messages);
+    Sha256Part parts[2][64];
+    Sha256Stream hash[2];
+    void (*chosen)(uint32_t *, const unsigned char *, size_t) = sha256_blocks;
+    void (*chosen_pair)(uint32_t *, const unsigned char *, uint32_t *, const unsigned char *) = sha256_pair;
+    if (portable) sha256_blocks = blocks_portable, sha256_pair = pair_portable;
+    if (!(result = PyList_New(n))) goto done;
+    for (Py_ssize_t m = 0; m < n; m += 2) {
+        int lanes = m + 1 < n ? 2 : 1;
+        for (int k = 0; k < lanes; k++) {
+            PyObject *list = PyList_GET_ITEM(messages, m + k);
+            if (!PyList_Check(list) || PyList_GET_SIZE(list) > 64) {
+                PyErr_SetString(PyExc_TypeError, "a message is a list of at most 64 bytes parts");
+                goto fail;
+            }
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(list); j++) {
+                PyObject *part = PyList_GET_ITEM(list, j);
+                if (!PyBytes_Check(part)) {
+                    PyErr_SetString(PyExc_TypeError, "a part must be bytes");
+                    goto fail;
+                }
+                parts[k][j] = (Sha256Part){(const unsigned char *)PyBytes_AS_STRING(part), PyBytes_GET_SIZE(part)};
+            }
+            sha256_stream_start(&hash[k], parts[k], PyList_GET_SIZE(list));
         }
-        const unsigned char *content = (const unsigned char *)contents.buf + a;
-        int ascii = is_ascii(content, z - a); /* the rest of the envelope is ASCII */
-        if ((ascii || keep) && render(&r, i, content, z - a, prev, 0, &text) < 0) goto done;
-        if (!ascii && render(&r, i, content, z - a, prev, 1, &binary) < 0) goto done;
-        sha256(ascii ? text.data : binary.data, ascii ? text.len : binary.len, out + 32 * i);
-        prev = out + 32 * i;
-        if (keep) {
-            PyObject *item = PyBytes_FromStringAndSize((const char *)text.data, text.len);
-            if (!item) goto done;
-            PyList_SET_ITEM(texts, i, item);
+        while (hash[0].stage < 2 || (lanes == 2 && hash[1].stage < 2)) {
+            if (lanes == 2 && hash[0].stage < 2 && hash[1].stage < 2)
+                sha256_pair(hash[0].state, sha256_stream_next(&hash[0]), hash[1].state, sha256_stream_next(&hash[1]));
+            else
+                for (int k = 0; k < lanes; k++)
+                    if (hash[k].stage < 2) sha256_blocks(hash[k].state, sha256_stream_next(&hash[k]), 1);
+        }
+        for (int k = 0; k < lanes; k++) {
+            PyObject *digest = PyBytes_FromStringAndSize(NULL, 32);
+            if (!digest) goto fail;
+            sha256_digest(hash[k].state, (unsigned char *)PyBytes_AS_STRING(digest));
+            PyList_SET_ITEM(result, m + k, digest);
         }
     }
-    result = PyTuple_Pack(2, digests, texts);
+    goto done;
+fail:
+    Py_CLEAR(result);
 done:
-    if (r.layouts) {
-        for (Py_ssize_t j = 0; j < r.n_layouts; j++) PyMem_Free(r.layouts[j]);
-        PyMem_Free(r.layouts);
-    }
-    PyMem_Free(text.data);
-    PyMem_Free(binary.data);
-    Py_XDECREF(digests);
-    Py_XDECREF(texts);
-    PyBuffer_Release(&contents);
-    PyBuffer_Release(&offsets);
-    PyBuffer_Release(&layout_of);
-    PyBuffer_Release(&timestamps);
-    PyBuffer_Release(&signatures);
+    sha256_blocks = chosen, sha256_pair = chosen_pair;
     return result;
+}
+
+/* A block whose ids are being computed: one message at a time, a block of SHA-256 at a time. */
+typedef struct {
+    Rows rows;
+    Py_ssize_t i; /* the message being hashed */
+    unsigned char *digests;
+    Framed framed;
+    Sha256Stream hash;
+} Chain;
+
+static void release_framed(Chain *c) {
+    release_rows(&c->rows);
+    PyMem_Free(c->framed.envelope.data);
+    PyMem_Free(c->framed.binary.data);
+}
+
+/* Starts hashing message c->i, whose previous is the id just computed (the block's own for the first). */
+static int chain_next(Chain *c) {
+    const unsigned char *prev = c->i ? c->digests + 32 * (c->i - 1) : c->rows.previous;
+    if (frame_message(&c->rows, c->i, prev, 1, &c->framed) < 0) return -1;
+    sha256_stream_start(&c->hash, c->framed.parts, c->framed.n);
+    return 0;
+}
+
+/* block_digests(blocks) -> each block's 32-byte message ids end to end. Within a block each id is in the next
+ * message, so one chain is as slow as SHA-256's latency; two blocks' chains are hashed side by side instead. */
+static PyObject *block_digests(PyObject *self, PyObject *arg) {
+    if (!PyList_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "block_digests takes a list of blocks' rows");
+        return NULL;
+    }
+    Py_ssize_t n_blocks = PyList_GET_SIZE(arg), ready = 0, taken = 0;
+    PyObject *result = PyList_New(n_blocks);
+    Chain *chains = PyMem_Calloc(n_blocks ? n_blocks : 1, sizeof(Chain));
+    if (!result || !chains) {
+        if (result) PyErr_NoMemory();
+        goto fail;
+    }
+    for (; ready < n_blocks; ready++) {
+        Chain *c = &chains[ready];
+        if (rows_of(PyList_GET_ITEM(arg, ready), &c->rows) < 0) goto fail;
+        PyObject *digests = PyBytes_FromStringAndSize(NULL, 32 * c->rows.n);
+        if (!digests) {
+            release_rows(&c->rows);
+            goto fail;
+        }
+        PyList_SET_ITEM(result, ready, digests);
+        c->digests = (unsigned char *)PyBytes_AS_STRING(digests);
+    }
+    Chain *lane[2] = {NULL, NULL};
+    for (;;) {
+        for (int k = 0; k < 2; k++) /* an idle lane takes the next block with messages */
+            while (!lane[k] && taken < n_blocks) {
+                Chain *c = &chains[taken++];
+                if (c->rows.n && chain_next(c) < 0) goto fail;
+                if (c->rows.n) lane[k] = c;
+            }
+        if (!lane[0] && !lane[1]) break;
+        if (lane[0] && lane[1])
+            sha256_pair(lane[0]->hash.state, sha256_stream_next(&lane[0]->hash), lane[1]->hash.state,
+                        sha256_stream_next(&lane[1]->hash));
+        else
+            for (int k = 0; k < 2; k++)
+                if (lane[k]) sha256_blocks(lane[k]->hash.state, sha256_stream_next(&lane[k]->hash), 1);
+        for (int k = 0; k < 2; k++) {
+            Chain *c = lane[k];
+            if (!c || c->hash.stage < 2) continue;
+            sha256_digest(c->hash.state, c->digests + 32 * c->i);
+            if (++c->i == c->rows.n) {
+                lane[k] = NULL;
+            } else if (chain_next(c) < 0) {
+                goto fail;
+            }
+        }
+    }
+    for (Py_ssize_t b = 0; b < n_blocks; b++) release_framed(&chains[b]);
+    PyMem_Free(chains);
+    return result;
+fail:
+    for (Py_ssize_t b = 0; chains && b < ready; b++)
+        release_framed(&chains[b]);
+    PyMem_Free(chains);
+    Py_XDECREF(result);
+    return NULL;
+}
+
+/* message_texts(rows, digests) -> each message's signed JSON: with the ids known, no message waits on another. */
+static PyObject *message_texts(PyObject *self, PyObject *args) {
+    PyObject *block;
+    Py_buffer digests;
+    if (!PyArg_ParseTuple(args, "Oy*", &block, &digests)) return NULL;
+    Rows r;
+    Framed f = {0};
+    PyObject *texts = NULL;
+    if (rows_of(block, &r) < 0) {
+        PyBuffer_Release(&digests);
+        return NULL;
+    }
+    if (digests.len != 32 * r.n) {
+        PyErr_SetString(PyExc_ValueError, "message_texts: not one 32-byte digest a message");
+        goto done;
+    }
+    if (!(texts = PyList_New(r.n))) goto done;
+    for (Py_ssize_t i = 0; i < r.n; i++) {
+        const unsigned char *prev = i ? (const unsigned char *)digests.buf + 32 * (i - 1) : r.previous;
+        if (frame_message(&r, i, prev, 0, &f) < 0) goto fail;
+        size_t len = 0;
+        for (size_t k = 0; k < f.n; k++) len += f.parts[k].len;
+        PyObject *text = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+        if (!text) goto fail;
+        unsigned char *out = (unsigned char *)PyBytes_AS_STRING(text);
+        for (size_t k = 0; k < f.n; k++) memcpy(out, f.parts[k].p, f.parts[k].len), out += f.parts[k].len;
+        PyList_SET_ITEM(texts, i, text);
+    }
+    goto done;
+fail:
+    Py_CLEAR(texts);
+done:
+    release_rows(&r);
+    PyMem_Free(f.envelope.data);
+    PyMem_Free(f.binary.data);
+    PyBuffer_Release(&digests);
+    return texts;
 }
 
 /* --- flattening and tokens ----------------------------------------------------------------------------------- */
@@ -970,12 +1167,6 @@ static inline int is_b64(unsigned c) { return B64_VALUE[c] >= 0; }
 static inline int is_alpha(unsigned c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 static inline int is_digit(unsigned c) { return c >= '0' && c <= '9'; }
 static inline int in_number(unsigned c) { return is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'; }
-
-static int put_bytes(Buf *b, const void *p, size_t len) {
-    if (reserve(b, len) < 0) return -1;
-    put(b, p, len);
-    return 0;
-}
 
 static unsigned char LEAF_START[256]; /* the bytes a text.LEAF match can start with, filled at import */
 
@@ -2256,10 +2447,15 @@ static PyMethodDef methods[] = {
     {"decode_column", decode_column, METH_VARARGS,
      "decode_column(parts, n, shared_data, shared_offsets, skeleton_parts_data, skeleton_parts_offsets, first, "
      "holes) -> (the n texts end to end, n + 1 int64 offsets); checked to be UTF-8"},
-    {"sha256", sha256_py, METH_VARARGS, "sha256(data, portable=False) -> the digest chain_ids uses (for tests)"},
-    {"chain_ids", chain_ids, METH_VARARGS,
-     "chain_ids(contents, offsets, layout_of, layouts, timestamps, sequence_base, signatures, previous, keep) -> "
-     "(32-byte digests end to end, each message's text or None)"},
+    {"sha256", sha256_py, METH_VARARGS, "sha256(data, portable=False) -> the digest block_digests uses (for tests)"},
+    {"sha256_streams", sha256_streams, METH_VARARGS,
+     "sha256_streams(messages, portable=False) -> the digest of each list of parts, hashed as block_digests does "
+     "(for tests)"},
+    {"block_digests", block_digests, METH_O,
+     "block_digests(blocks) -> each block's 32-byte message ids end to end; a block is (contents, offsets, "
+     "layout_of, layouts, timestamps, sequence_base, signatures, previous, where)"},
+    {"message_texts", message_texts, METH_VARARGS,
+     "message_texts(block, digests) -> each message's signed JSON, given the block's ids"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -19,6 +19,7 @@ import base64
 import json
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 import pyarrow as pa
@@ -113,10 +114,22 @@ def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndar
     return pa.array([None if t is None else t.decode("utf-8", "replace") for t in texts], pa.string()), stamps, private
 
 
+def block_tables(decoded: list[blocks.Block], dicts: Dictionaries, *, valid: bool = False) -> list[pa.Table]:
+    """Decoded blocks as `MESSAGES_SCHEMA` tables (their ids hashed together: see `blocks.digests`)."""
+    return [
+        _table(blk, dicts, digests, valid)
+        for blk, digests in zip(decoded, blocks.digests(decoded, dicts), strict=True)
+    ]
+
+
 def block_table(blk: blocks.Block, dicts: Dictionaries, *, valid: bool = False) -> pa.Table:
     """One decoded block as a `MESSAGES_SCHEMA` table."""
+    return block_tables([blk], dicts, valid=valid)[0]
+
+
+def _table(blk: blocks.Block, dicts: Dictionaries, digests: bytes, valid: bool) -> pa.Table:
     n = blk.sketch.length
-    ids = id_column(blocks.digests(blk, dicts))
+    ids = id_column(digests)
     content, stamps, private = _contents(blk, np.flatnonzero(blk.signature_ids == 0).tolist())
     author = f"@{base64.b64encode(blk.author).decode()}.ed25519"
     columns = [
@@ -135,16 +148,20 @@ def block_table(blk: blocks.Block, dicts: Dictionaries, *, valid: bool = False) 
     return pa.Table.from_arrays(columns, schema=MESSAGES_SCHEMA)
 
 
+def _decoded(numbered: Iterable[tuple[int, bytes]], dicts: Dictionaries) -> list[blocks.Block]:
+    return [blocks.decode_block(data, dicts, f"block {i}") for i, data in numbered]
+
+
 def to_arrow(block_blobs: Iterable[bytes], dicts: Dictionaries, *, valid: bool = False) -> pa.Table:
     """Decode MessageBlock blobs (all coded with ``dicts``) into one `MESSAGES_SCHEMA` table."""
-    tables = [
-        block_table(blocks.decode_block(data, dicts, f"block {i}"), dicts, valid=valid)
-        for i, data in enumerate(block_blobs)
-    ]
+    tables = block_tables(_decoded(enumerate(block_blobs), dicts), dicts, valid=valid)
     return pa.concat_tables(tables) if tables else MESSAGES_SCHEMA.empty_table()
 
 
 def iter_batches(block_blobs: Iterable[bytes], dicts: Dictionaries, *, valid: bool = False) -> Iterator[pa.RecordBatch]:
-    """The same table, one record batch per block (for writers that stream)."""
-    for i, data in enumerate(block_blobs):
-        yield from block_table(blocks.decode_block(data, dicts, f"block {i}"), dicts, valid=valid).to_batches()
+    """The same table as record batches, one per block, for writers that stream. Blocks are decoded two at a
+    time, so that their ids hash side by side."""
+    numbered = enumerate(block_blobs)
+    for first in numbered:
+        for table in block_tables(_decoded([first, *islice(numbered, 1)], dicts), dicts, valid=valid):
+            yield from table.to_batches()

@@ -396,8 +396,10 @@ def _checked_orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, 
 def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> tuple[list[bytes], list[bytes]]:
     """(each message's signed JSON when ``keep``, else []; each message's sha256 id digest)."""
     by_order = _checked_orders(block, dicts, where)
-    if rebuild._speedups is not None:
-        texts, joined = rebuild.chain_compiled(block, by_order, keep)
+    if _speedups is not None:
+        rows = rebuild.compiled_rows(block, by_order, where)
+        (joined,) = _speedups.block_digests([rows])
+        texts = _speedups.message_texts(rows, joined) if keep else []
         return texts, [joined[i : i + 32] for i in range(0, len(joined), 32)]
     columns = rebuild.envelope_columns(block)
     a, z = rebuild.block_frames(block, by_order, columns, (block.contents, block.offsets))
@@ -424,11 +426,16 @@ def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> 
     return out, digests
 
 
-def digests(block: Block, dicts: Dictionaries, where: str = "block") -> bytes:
-    """Each message's sha256 id digest, end to end (32 bytes each): what a table needs, without the texts."""
-    if rebuild._speedups is None:
-        return b"".join(rebuild_block(block, dicts, where, keep=False)[1])
-    return rebuild.chain_compiled(block, _checked_orders(block, dicts, where), keep=False)[1]
+def digests(blocks: Sequence[Block], dicts: Dictionaries, wheres: Sequence[str] | None = None) -> list[bytes]:
+    """Each block's message id digests, end to end (32 bytes each): what a table needs, without the texts.
+
+    Compiled, the blocks' chains are hashed two at a time, so pass all the blocks at hand at once.
+    """
+    named = list(zip(blocks, wheres or [f"block {i}" for i in range(len(blocks))], strict=True))
+    if _speedups is None:
+        return [b"".join(rebuild_block(block, dicts, where, keep=False)[1]) for block, where in named]
+    rows = [rebuild.compiled_rows(block, _checked_orders(block, dicts, where), where) for block, where in named]
+    return _speedups.block_digests(rows)  # type: ignore[no-any-return]
 
 
 def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:

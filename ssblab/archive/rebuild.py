@@ -10,7 +10,9 @@ The id is sha256 over ``Buffer.from(text, "binary")`` (the low byte of each UTF-
 ASCII, so only rows whose content is not ASCII are framed a second time, over the contents transcoded to that
 form by `binary_form` (numpy, touching only the non-ASCII bytes), before the same loop hashes them.
 
-With `_speedups` built, `chain_compiled` does all of this in one C pass (render, transcode, SHA-256) instead.
+With `_speedups` built, `_speedups.block_digests` renders, transcodes and hashes in C instead, two blocks' chains
+side by side (one chain waits on SHA-256's latency), and `_speedups.message_texts` renders the texts once the ids
+are known.
 
 Invariant: the encodings and digests equal those of the per-message rendering of docs/archive-format.md §5.
 """
@@ -29,13 +31,11 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ssblab.archive.compiled import speedups as _speedups
-
 if TYPE_CHECKING:
     from ssblab.archive.block import Block
 
 PREVIOUS_OPEN, PREVIOUS_CLOSE = b'"%', b'.sha256"'
-# The fields `_speedups.chain_ids` renders per message (author and hash are constant within a block).
+# The fields `_speedups.block_digests` renders per message (author and hash are constant within a block).
 FIELDS = {"previous": 0, "sequence": 1, "timestamp": 2, "content": 3, "signature": 4}
 _FOUR = ((0, 0x07, 18), (1, 0x3F, 12), (2, 0x3F, 6), (3, 0x3F, 0))  # bytes of a 4-byte UTF-8 character
 _EMPTY = pa.scalar(b"", pa.large_binary())
@@ -202,7 +202,7 @@ def first_text(block: Block, head: bytes, tail: bytes | None) -> bytes:
 
 @lru_cache(maxsize=64)
 def compiled_layout(order: tuple[str, ...], author: bytes) -> tuple[bytes | int, ...]:
-    """The message text of ``order`` for `_speedups.chain_ids`: constant text and `FIELDS` codes, in turn."""
+    """The message text of ``order`` for `_speedups.block_digests`: constant text and `FIELDS` codes, in turn."""
     parts: list[bytes | int] = [b""]
     for j, key in enumerate(order):
         parts[-1] += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
@@ -214,16 +214,15 @@ def compiled_layout(order: tuple[str, ...], author: bytes) -> tuple[bytes | int,
     return tuple(p for p in parts if p != b"")
 
 
-def chain_compiled(block: Block, by_order: dict[int, tuple[str, ...]], keep: bool) -> tuple[list[bytes], bytes]:
-    """Every message's text (when ``keep``) and id digest (end to end) in one C pass: `frames` and `chain`."""
+def compiled_rows(block: Block, by_order: dict[int, tuple[str, ...]], where: str) -> tuple[object, ...]:
+    """The block as `_speedups.block_digests` and `message_texts` take it: its columns and each key order's layout."""
     author = b'"@' + base64.b64encode(block.author) + b'.ed25519"'
     idents = sorted(by_order)
     lookup = np.full(max(idents, default=0) + 1, -1, dtype=np.int64)
     lookup[idents] = np.arange(len(idents))
     layout_of = lookup[block.signature_ids.astype(np.int64)]
     layouts = tuple(compiled_layout(by_order[i], author) for i in idents)
-    digests, texts = _speedups.chain_ids(  # type: ignore[union-attr]
+    return (
         block.contents, block.offsets, layout_of, layouts, block.timestamps, block.sketch.sequence_base,
-        block.signatures, block.previous, keep,
+        block.signatures, block.previous, where,
     )  # fmt: skip
-    return texts or [], digests

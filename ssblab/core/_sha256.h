@@ -52,43 +52,89 @@ static void blocks_portable(uint32_t state[8], const unsigned char *p, size_t co
 }
 
 #ifdef HAVE_SHA_NI
-/* The state lives as ABEF and CDGH lanes (what sha256rnds2 takes); each 4-round step adds 4 schedule words. */
-__attribute__((target("sha,sse4.1,ssse3"))) static void blocks_sha_ni(uint32_t state[8], const unsigned char *p,
-                                                                      size_t count) {
-    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL); /* big-endian words */
+#define SHA_NI __attribute__((target("sha,sse4.1,ssse3")))
+#define SHA_NI_INLINE SHA_NI __attribute__((always_inline)) static inline
+
+/* One hash being computed: the state as ABEF and CDGH lanes (what sha256rnds2 takes), the state at the start of
+ * the block, and the last 16 schedule words. */
+typedef struct {
+    __m128i abef, cdgh, start_abef, start_cdgh, m[4];
+} ShaLane;
+
+SHA_NI_INLINE void lane_load(ShaLane *l, const uint32_t state[8]) {
     __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)state), 0xB1);
     __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(state + 4)), 0x1B);
-    __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8), cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);
-    for (; count--; p += 64) {
-        __m128i saved_abef = abef, saved_cdgh = cdgh, m[4];
-        for (int k = 0; k < 16; k++) {
-            __m128i *w = &m[k % 4];
-            if (k < 4) {
-                *w = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * k)), swap);
-            } else {
-                __m128i next = m[(k + 1) % 4], third = m[(k + 2) % 4], last = m[(k + 3) % 4];
-                *w = _mm_sha256msg1_epu32(*w, next);
-                *w = _mm_add_epi32(*w, _mm_alignr_epi8(last, third, 4));
-                *w = _mm_sha256msg2_epu32(*w, last);
-            }
-            __m128i wk = _mm_add_epi32(*w, _mm_loadu_si128((const __m128i *)(K256 + 4 * k)));
-            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
-            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
-        }
-        abef = _mm_add_epi32(abef, saved_abef);
-        cdgh = _mm_add_epi32(cdgh, saved_cdgh);
-    }
-    __m128i feba = _mm_shuffle_epi32(abef, 0x1B), dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    l->abef = _mm_alignr_epi8(dcba, hgfe, 8);
+    l->cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);
+}
+
+SHA_NI_INLINE void lane_store(const ShaLane *l, uint32_t state[8]) {
+    __m128i feba = _mm_shuffle_epi32(l->abef, 0x1B), dchg = _mm_shuffle_epi32(l->cdgh, 0xB1);
     _mm_storeu_si128((__m128i *)state, _mm_blend_epi16(feba, dchg, 0xF0));
     _mm_storeu_si128((__m128i *)(state + 4), _mm_alignr_epi8(dchg, feba, 8));
 }
+
+/* Rounds 4k to 4k + 3 of the 64-byte block at p: each step adds 4 schedule words. */
+SHA_NI_INLINE void lane_rounds(ShaLane *l, const unsigned char *p, int k) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL); /* big-endian words */
+    __m128i *w = &l->m[k % 4];
+    if (k == 0) l->start_abef = l->abef, l->start_cdgh = l->cdgh;
+    if (k < 4) {
+        *w = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * k)), swap);
+    } else {
+        __m128i next = l->m[(k + 1) % 4], third = l->m[(k + 2) % 4], last = l->m[(k + 3) % 4];
+        *w = _mm_sha256msg1_epu32(*w, next);
+        *w = _mm_add_epi32(*w, _mm_alignr_epi8(last, third, 4));
+        *w = _mm_sha256msg2_epu32(*w, last);
+    }
+    __m128i wk = _mm_add_epi32(*w, _mm_loadu_si128((const __m128i *)(K256 + 4 * k)));
+    l->cdgh = _mm_sha256rnds2_epu32(l->cdgh, l->abef, wk);
+    l->abef = _mm_sha256rnds2_epu32(l->abef, l->cdgh, _mm_shuffle_epi32(wk, 0x0E));
+    if (k == 15) l->abef = _mm_add_epi32(l->abef, l->start_abef), l->cdgh = _mm_add_epi32(l->cdgh, l->start_cdgh);
+}
+
+SHA_NI static void blocks_sha_ni(uint32_t state[8], const unsigned char *p, size_t count) {
+    ShaLane lane;
+    lane_load(&lane, state);
+    for (; count--; p += 64)
+        for (int k = 0; k < 16; k++) lane_rounds(&lane, p, k);
+    lane_store(&lane, state);
+}
+
+/* Two hashes a block each, their rounds interleaved: one hash waits on the latency of each round, two fill it. */
+SHA_NI static void pair_sha_ni(uint32_t a[8], const unsigned char *pa, uint32_t b[8], const unsigned char *pb) {
+    ShaLane la, lb;
+    lane_load(&la, a);
+    lane_load(&lb, b);
+    for (int k = 0; k < 16; k++) {
+        lane_rounds(&la, pa, k);
+        lane_rounds(&lb, pb, k);
+    }
+    lane_store(&la, a);
+    lane_store(&lb, b);
+}
 #endif
 
+static void pair_portable(uint32_t a[8], const unsigned char *pa, uint32_t b[8], const unsigned char *pb) {
+    blocks_portable(a, pa, 1);
+    blocks_portable(b, pb, 1);
+}
+
 static void (*sha256_blocks)(uint32_t state[8], const unsigned char *p, size_t count) = blocks_portable;
+/* One 64-byte block of each of two independent hashes. */
+static void (*sha256_pair)(uint32_t a[8], const unsigned char *pa, uint32_t b[8], const unsigned char *pb) = pair_portable;
+
+static const uint32_t SHA256_IV[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+static void sha256_digest(const uint32_t state[8], unsigned char digest[32]) {
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 4; j++) digest[4 * i + j] = (unsigned char)(state[i] >> (24 - 8 * j));
+}
 
 static void sha256(const unsigned char *data, size_t len, unsigned char digest[32]) {
-    uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    uint32_t state[8];
+    memcpy(state, SHA256_IV, sizeof state);
     sha256_blocks(state, data, len / 64);
     unsigned char tail[128] = {0};
     size_t rest = len % 64, padded = rest < 56 ? 64 : 128;
@@ -96,8 +142,67 @@ static void sha256(const unsigned char *data, size_t len, unsigned char digest[3
     tail[rest] = 0x80;
     for (int i = 0; i < 8; i++) tail[padded - 1 - i] = (unsigned char)((uint64_t)len * 8 >> (8 * i));
     sha256_blocks(state, tail, padded / 64);
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 4; j++) digest[4 * i + j] = (unsigned char)(state[i] >> (24 - 8 * j));
+    sha256_digest(state, digest);
+}
+
+/* A message given as parts (spans of memory read in turn), hashed a block at a time: a caller can then advance two
+ * messages side by side with sha256_pair, without first copying either into one buffer. A block that lies inside
+ * one part is read where it is; only blocks across parts, and the padding, are assembled. */
+typedef struct {
+    const unsigned char *p;
+    size_t len;
+} Sha256Part;
+
+typedef struct {
+    uint32_t state[8];
+    const Sha256Part *parts;
+    size_t n_parts, at, off; /* the part being read, and how far into it */
+    uint64_t bits;           /* the message's length in bits */
+    int stage;               /* 0: message bytes left; 1: only the length block left; 2: every block given */
+    unsigned char block[64];
+} Sha256Stream;
+
+static inline void sha256_stream_start(Sha256Stream *s, const Sha256Part *parts, size_t n_parts) {
+    memcpy(s->state, SHA256_IV, sizeof s->state);
+    s->parts = parts, s->n_parts = n_parts, s->at = s->off = 0, s->stage = 0;
+    uint64_t len = 0;
+    for (size_t k = 0; k < n_parts; k++) len += parts[k].len;
+    s->bits = 8 * len;
+}
+
+/* The next 64-byte block of the padded message, while s->stage < 2. */
+static inline const unsigned char *sha256_stream_next(Sha256Stream *s) {
+    size_t fill = 0;
+    if (s->stage == 0) {
+        for (; s->at < s->n_parts; s->at++, s->off = 0) {
+            const Sha256Part *part = &s->parts[s->at];
+            size_t left = part->len - s->off;
+            if (!fill && left >= 64) {
+                const unsigned char *block = part->p + s->off;
+                s->off += 64;
+                if (s->off == part->len) s->at++, s->off = 0;
+                return block;
+            }
+            size_t take = left < 64 - fill ? left : 64 - fill;
+            if (take) memcpy(s->block + fill, part->p + s->off, take);
+            fill += take;
+            if (fill == 64) {
+                s->off += take;
+                if (s->off == part->len) s->at++, s->off = 0;
+                return s->block;
+            }
+        }
+        s->block[fill++] = 0x80;
+        s->stage = 1;
+        if (fill > 56) {
+            memset(s->block + fill, 0, 64 - fill);
+            return s->block;
+        }
+    }
+    memset(s->block + fill, 0, 56 - fill);
+    for (int i = 0; i < 8; i++) s->block[63 - i] = (unsigned char)(s->bits >> (8 * i));
+    s->stage = 2;
+    return s->block;
 }
 
 /* Chooses the SHA extensions' route where the CPU has them; call once, when the module loads. */
@@ -106,7 +211,7 @@ static void sha256_init(void) {
     unsigned a, b, c, d;
     if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_1) && (c & bit_SSSE3) && __get_cpuid_count(7, 0, &a, &b, &c, &d)
         && (b & bit_SHA))
-        sha256_blocks = blocks_sha_ni;
+        sha256_blocks = blocks_sha_ni, sha256_pair = pair_sha_ni;
 #endif
 }
 

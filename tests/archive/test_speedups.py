@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -16,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
-from ssblab.archive import svb, text
+from ssblab.archive import rebuild, svb, text
 from ssblab.archive.arrow import id_column, to_arrow
 from ssblab.archive.bundle import build_archives
-from ssblab.archive.errors import ArchiveError, NotArchivable
+from ssblab.archive.errors import ArchiveError, MalformedArchive, NotArchivable
 from ssblab.core.message import Message
 from ssblab.core.private_box import box
 from tests.archive.feeds import KEYPAIR, contents, sign_feed
@@ -34,6 +35,31 @@ def test_sha256_is_hashlibs(data: bytes) -> None:
     expected = hashlib.sha256(data).digest()
     assert _speedups.sha256(data) == expected
     assert _speedups.sha256(data, True) == expected  # the portable rounds, whatever this CPU offers
+
+
+def cut(data: bytes, points: list[int]) -> list[bytes]:
+    ends = sorted({min(p, len(data)) for p in points} | {0, len(data)})
+    return [data[a:b] for a, b in pairwise(ends)]
+
+
+@needs_compiled
+def test_streamed_sha256_covers_every_padding_case() -> None:
+    from ssblab.archive import _speedups
+
+    data = bytes(range(256)) * 2
+    lengths = range(260)  # every tail: empty, up to 55 bytes (one padding block), 56 to 63 (two), across 64s
+    for portable in (False, True):
+        digests = _speedups.sha256_streams([cut(data[:n], list(range(0, n, 7))) for n in lengths], portable)
+        assert digests == [hashlib.sha256(data[:n]).digest() for n in lengths]
+
+
+@needs_compiled
+@given(st.lists(st.tuples(st.binary(max_size=300), st.lists(st.integers(0, 300), max_size=7)), max_size=5))
+def test_streamed_sha256_is_hashlibs(messages: list[tuple[bytes, list[int]]]) -> None:
+    from ssblab.archive import _speedups
+
+    digests = _speedups.sha256_streams([cut(data, points) for data, points in messages])
+    assert digests == [hashlib.sha256(data).digest() for data, _ in messages]
 
 
 def both(fn: Any) -> tuple[str, object]:
@@ -67,10 +93,9 @@ def test_svb_routes_agree_on_columns(ints: list[int]) -> None:
 
 
 def decoded(blobs: tuple[bytes, ...], dicts: Any) -> list[Any]:
-    out: list[Any] = []
-    for data in blobs:
-        blk = blocks.decode_block(data, dicts)
-        out.append((blk.contents, blk.offsets.tolist(), blocks.encodings(blk, dicts), blocks.digests(blk, dicts)))
+    decoded = [blocks.decode_block(data, dicts) for data in blobs]
+    out: list[Any] = [(blk.contents, blk.offsets.tolist(), blocks.encodings(blk, dicts)) for blk in decoded]
+    out.append(blocks.digests(decoded, dicts))  # the compiled route hashes the blocks' chains two at a time
     out.append(to_arrow(blobs, dicts, valid=True))
     return out
 
@@ -114,7 +139,9 @@ def test_decoding_routes_agree(feed: list[Message], block_size: int) -> None:
     compiled = decoded(archive.blocks, dicts)
     with pure_python():
         assert decoded(archive.blocks, dicts) == compiled
-    assert [t for _, _, (texts, _), _ in compiled[:-1] for t in texts] == [m.encoded for m in feed]
+    *per_block, digests, _ = compiled
+    assert [t for _, _, (texts, _) in per_block for t in texts] == [m.encoded for m in feed]
+    assert b"".join(digests) == b"".join(base64.b64decode(m.id[1:-7]) for m in feed)
 
 
 def planned(feed: list[Message]) -> tuple[str, object]:
@@ -261,3 +288,32 @@ def test_id_columns_agree(digests: bytes) -> None:
     compiled = id_column(digests)
     with pure_python():
         assert id_column(digests) == compiled
+
+
+@needs_compiled
+def test_block_digests_refuse_rows_that_do_not_add_up() -> None:
+    """Rows come from a checked block, but the C code trusts none of them: each fault is named, nothing crashes."""
+    from ssblab.archive import _speedups
+
+    feed = sign_feed([{"type": "post", "text": "hi"}, {"type": "vote"}])
+    (archive,), dicts = build_archives([feed])
+    blk = blocks.decode_block(archive.blocks[0], dicts)
+    rows = rebuild.compiled_rows(blk, blocks.orders(blk, dicts, "block 0"), "block 0")
+    assert _speedups.block_digests([rows]) == [b"".join(base64.b64decode(m.id[1:-7]) for m in feed)]
+
+    def fault(changes: dict[int, Any], expected: type[Exception] = MalformedArchive) -> str:
+        changed = tuple(changes.get(k, row) for k, row in enumerate(rows))
+        with pytest.raises(expected) as failure:
+            _speedups.block_digests([rows, changed])  # the good block hashes beside the bad one
+        return str(failure.value)
+
+    assert fault({1: np.array([0, 5, 10**6])}) == "block 0, message 1: content offsets outside the texts"
+    assert fault({2: np.array([0, 7])}) == "block 0, message 1: unknown envelope layout"
+    assert fault({6: blk.signatures[:100]}) == "block 0, message 1: no signature bytes"
+    assert fault({0: b"\xff", 1: np.array([0, 1, 1])}) == "block 0, message 0: content is not UTF-8"
+    assert "without the content" in fault({3: ((b"{}",),)}, ValueError)
+    assert "field not named before" in fault({3: ((b"{", 3, 3),)}, ValueError)
+    assert "of different rows" in fault({4: blk.timestamps[:1]}, ValueError)
+    assert "32 bytes or None" in fault({7: b"short"}, ValueError)
+    with pytest.raises(TypeError, match="nine"):
+        _speedups.block_digests([rows[:8]])
