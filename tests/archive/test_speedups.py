@@ -283,6 +283,14 @@ def test_shared_tokens_agree(entries: list[bytes]) -> None:
 
 
 @needs_compiled
+def test_base64_is_pythons_at_every_length() -> None:
+    """Base64 runs vectorised in steps of 24 bytes where the CPU allows, then 3 bytes at a time: every tail."""
+    data = bytes(range(256)) * 3
+    entries = [bytes([text.BASE64]) + data[k : k + n] for n in range(300) for k in (0, 1)]
+    assert text.shared_tokens(entries) == [base64.b64encode(e[1:]) for e in entries]
+
+
+@needs_compiled
 @given(st.lists(st.binary(min_size=32, max_size=32), max_size=5).map(b"".join))
 def test_id_columns_agree(digests: bytes) -> None:
     compiled = id_column(digests)
