@@ -431,7 +431,23 @@ static inline int emit_part(const Walk *w, int64_t k, Out *o) {
     return emit(p, len, o);
 }
 
-static int walk(Walk *w, Out *out, int64_t *offsets) {
+/* Where strict UTF-8 (what Python's decoder accepts: no overlongs, surrogates or code points past U+10FFFF)
+ * fails in s, or -1. */
+static Py_ssize_t utf8_error(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        i += (Py_ssize_t)ascii_run(s + i, (size_t)(n - i));
+        if (i == n) break;
+        size_t len = utf8_sequence(s + i, s + n);
+        if (!len) return i;
+        i += (Py_ssize_t)len;
+    }
+    return -1;
+}
+
+/* Writes every message's text; offsets gets where each ends, plain the length of its ASCII start (what an id's
+ * binary form leaves as it is). Each text is checked to be UTF-8 on its own as soon as it is written. */
+static int walk(Walk *w, Out *out, int64_t *offsets, int64_t *plain) {
     const Slice *token = w->entries->token;
     int64_t hole = w->entries->hole, n_entries = w->entries->n;
     for (Py_ssize_t i = 0; i < w->n; i++) {
@@ -465,8 +481,12 @@ static int walk(Walk *w, Out *out, int64_t *offsets) {
             if (emit_part(w, first + k, out) < 0) return -1;
         }
         offsets[i + 1] = out->len;
-        if (offsets[i] < out->len && (out->data[offsets[i]] & 0xC0) == 0x80) { /* while the text is in cache */
-            PyErr_Format(Malformed, "content is not UTF-8 at byte %lld", (long long)offsets[i]);
+        const unsigned char *text = out->data + offsets[i]; /* checked while it is in cache */
+        size_t len = (size_t)(out->len - offsets[i]);
+        plain[i] = (int64_t)ascii_run(text, len);
+        Py_ssize_t bad = (size_t)plain[i] < len ? utf8_error(text + plain[i], (Py_ssize_t)(len - plain[i])) : -1;
+        if (bad >= 0) {
+            PyErr_Format(Malformed, "content is not UTF-8 at byte %lld", (long long)(offsets[i] + plain[i] + bad));
             return -1;
         }
     }
@@ -477,27 +497,13 @@ static int walk(Walk *w, Out *out, int64_t *offsets) {
     return 0;
 }
 
-/* Where strict UTF-8 (what Python's decoder accepts: no overlongs, surrogates or code points past U+10FFFF)
- * fails in s, or -1. */
-static Py_ssize_t utf8_error(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        i += (Py_ssize_t)ascii_run(s + i, (size_t)(n - i));
-        if (i == n) break;
-        size_t len = utf8_sequence(s + i, s + n);
-        if (!len) return i;
-        i += (Py_ssize_t)len;
-    }
-    return -1;
-}
-
 static PyObject *decode_column(PyObject *self, PyObject *args) {
     PyObject *parts;
     Py_ssize_t n;
     Py_buffer sd, so, pd, po, first, holes;
     if (!PyArg_ParseTuple(args, "O!ny*y*y*y*y*y*", &PyTuple_Type, &parts, &n, &sd, &so, &pd, &po, &first, &holes))
         return NULL;
-    PyObject *result = NULL, *texts = NULL, *offsets = NULL;
+    PyObject *result = NULL, *texts = NULL, *offsets = NULL, *plain = NULL;
     Entries entries = {0};
     int64_t *skeleton = NULL;
     Pieces shared, skeleton_parts;
@@ -536,25 +542,19 @@ static PyObject *decode_column(PyObject *self, PyObject *args) {
     }
     Out out = {.cap = 8 * w.dense.len + 64 * n + 64}; /* a guess, never 0 (the shared empty bytes); grown */
     if (!(out.bytes = PyBytes_FromStringAndSize(NULL, out.cap)) ||
-        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (n + 1))))
+        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (n + 1))) || !(plain = PyBytes_FromStringAndSize(NULL, 8 * n)))
         goto done;
     out.data = (unsigned char *)PyBytes_AS_STRING(out.bytes);
     int64_t *ends = (int64_t *)PyBytes_AS_STRING(offsets); /* a bytes object's data is 8-aligned */
     ends[0] = 0;
-    int failed = walk(&w, &out, ends) < 0;
+    int failed = walk(&w, &out, ends, (int64_t *)PyBytes_AS_STRING(plain)) < 0;
     texts = out.bytes; /* owned here from now on, whatever walk did to it */
     if (failed || _PyBytes_Resize(&texts, out.len) < 0) goto done;
-    unsigned char *data = (unsigned char *)PyBytes_AS_STRING(texts);
-    int64_t total = out.len;
-    Py_ssize_t bad = utf8_error(data, total); /* and walk saw that no text starts inside a character */
-    if (bad >= 0) {
-        PyErr_Format(Malformed, "content is not UTF-8 at byte %zd", bad);
-        goto done;
-    }
-    result = PyTuple_Pack(2, texts, offsets);
+    result = PyTuple_Pack(3, texts, offsets, plain);
 done:
     Py_XDECREF(texts);
     Py_XDECREF(offsets);
+    Py_XDECREF(plain);
     PyMem_Free(entries.token);
     PyMem_Free(entries.scratch);
     PyMem_Free(skeleton);
@@ -830,7 +830,7 @@ fail:
 
 /* A decoded block's columns, as rebuild.block_args gives them: what every message's text is made of. */
 typedef struct {
-    Py_buffer contents, offsets, layout_of, timestamps, signatures;
+    Py_buffer contents, offsets, plain, layout_of, timestamps, signatures;
     int held; /* how many of the buffers above are held */
     Py_ssize_t n;
     long long sequence_base;
@@ -841,34 +841,34 @@ typedef struct {
 } Rows;
 
 static void release_rows(Rows *r) {
-    Py_buffer *held[] = {&r->contents, &r->offsets, &r->layout_of, &r->timestamps, &r->signatures};
+    Py_buffer *held[] = {&r->contents, &r->offsets, &r->plain, &r->layout_of, &r->timestamps, &r->signatures};
     for (int k = 0; k < r->held; k++) PyBuffer_Release(held[k]);
     r->held = 0;
     free_layouts(r->layouts, r->n_layouts);
     r->layouts = NULL;
 }
 
-/* rows_of((contents, offsets, layout_of, layouts, timestamps, sequence_base, signatures, previous, where)) */
+/* rows_of((contents, offsets, plain, layout_of, layouts, timestamps, sequence_base, signatures, previous, where)) */
 static int rows_of(PyObject *args, Rows *r) {
     PyObject *layouts, *previous;
     memset(r, 0, sizeof *r);
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 9) {
-        PyErr_SetString(PyExc_TypeError, "a block's rows are a tuple of nine");
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 10) {
+        PyErr_SetString(PyExc_TypeError, "a block's rows are a tuple of ten");
         return -1;
     }
-    Py_buffer *bufs[] = {&r->contents, &r->offsets, &r->layout_of, &r->timestamps, &r->signatures};
+    Py_buffer *bufs[] = {&r->contents, &r->offsets, &r->plain, &r->layout_of, &r->timestamps, &r->signatures};
     PyObject *items[] = {PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1), PyTuple_GET_ITEM(args, 2),
-                         PyTuple_GET_ITEM(args, 4), PyTuple_GET_ITEM(args, 6)};
-    for (; r->held < 5; r->held++)
+                         PyTuple_GET_ITEM(args, 3), PyTuple_GET_ITEM(args, 5), PyTuple_GET_ITEM(args, 7)};
+    for (; r->held < 6; r->held++)
         if (PyObject_GetBuffer(items[r->held], bufs[r->held], PyBUF_SIMPLE) < 0) goto fail;
-    layouts = PyTuple_GET_ITEM(args, 3), previous = PyTuple_GET_ITEM(args, 7), r->where = PyTuple_GET_ITEM(args, 8);
-    r->sequence_base = PyLong_AsLongLong(PyTuple_GET_ITEM(args, 5));
+    layouts = PyTuple_GET_ITEM(args, 4), previous = PyTuple_GET_ITEM(args, 8), r->where = PyTuple_GET_ITEM(args, 9);
+    r->sequence_base = PyLong_AsLongLong(PyTuple_GET_ITEM(args, 6));
     if (PyErr_Occurred()) goto fail;
-    Py_ssize_t n_offsets, n_stamps;
+    Py_ssize_t n_offsets, n_plain, n_stamps;
     if (int64_buffer(&r->layout_of, "layout_of", &r->n) < 0 || int64_buffer(&r->offsets, "offsets", &n_offsets) < 0 ||
-        int64_buffer(&r->timestamps, "timestamps", &n_stamps) < 0)
+        int64_buffer(&r->plain, "plain", &n_plain) < 0 || int64_buffer(&r->timestamps, "timestamps", &n_stamps) < 0)
         goto fail;
-    if (n_offsets != r->n + 1 || n_stamps != r->n) {
+    if (n_offsets != r->n + 1 || n_plain != r->n || n_stamps != r->n) {
         PyErr_SetString(PyExc_ValueError, "a block's offsets, layouts and timestamps are of different rows");
         goto fail;
     }
@@ -945,7 +945,11 @@ static int frame_message(const Rows *r, Py_ssize_t i, const unsigned char *prev,
         return -1;
     }
     const unsigned char *content = (const unsigned char *)r->contents.buf + a;
-    size_t content_len = (size_t)(z - a), plain = binary ? ascii_run(content, content_len) : content_len;
+    size_t content_len = (size_t)(z - a), plain = binary ? (size_t)at64(&r->plain, i) : content_len;
+    if (plain > content_len) {
+        PyErr_Format(Malformed, "%U, message %zd: an ASCII start beyond its content", r->where, i);
+        return -1;
+    }
     f->binary.len = 0;
     if (plain < content_len) {
         size_t bad_at;
@@ -2457,7 +2461,8 @@ static PyMethodDef methods[] = {
      "read_block(data) -> the raw fields of a MessageBlock blob, or None when the Python reader must read it"},
     {"decode_column", decode_column, METH_VARARGS,
      "decode_column(parts, n, shared_data, shared_offsets, skeleton_parts_data, skeleton_parts_offsets, first, "
-     "holes) -> (the n texts end to end, n + 1 int64 offsets); checked to be UTF-8"},
+     "holes) -> (the n texts end to end, n + 1 int64 offsets, n int64 lengths of their ASCII starts); checked to be "
+     "UTF-8"},
     {"sha256", sha256_py, METH_VARARGS, "sha256(data, portable=False) -> the digest block_digests uses (for tests)"},
     {"sha256_streams", sha256_streams, METH_VARARGS,
      "sha256_streams(messages, portable=False) -> the digest of each list of parts, hashed as block_digests does "

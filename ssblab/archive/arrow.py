@@ -78,16 +78,13 @@ def _verbatim_fields(enc: bytes, where: str) -> tuple[float | None, bytes | None
 
 @lru_cache(maxsize=8)
 def _type_names(chain: Chain) -> pa.Array:
-    return pa.array(chain.names, pa.string())
+    """The TYPE chain's names, after a null: a type column's ids (dictionary id + 1, 0 for none) index it."""
+    return pa.array([None, *chain.names], pa.string())
 
 
 def _types(blk: blocks.Block, dicts: Dictionaries) -> pa.Array:
-    """The type column: dictionary ids (+1, 0 for none) taken from the TYPE chain (its names built once)."""
-    names = _type_names(dicts.chains[TYPES])
-    ids = blk.type_ids.astype(np.int64) - 1
-    if not len(names):
-        return pa.nulls(blk.sketch.length, pa.string())
-    return names.take(pa.array(np.where(ids < 0, 0, ids), mask=ids < 0))
+    """The type column, taken from the TYPE chain's names (built once); ids were checked against the chain."""
+    return _type_names(dicts.chains[TYPES]).take(pa.array(blk.type_ids))
 
 
 def _previous_column(blk: blocks.Block, ids: pa.Array) -> pa.Array:

@@ -17,6 +17,7 @@ import binascii
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import flatbuffers
@@ -102,6 +103,7 @@ class Block:
     signatures: bytes
     contents: bytes
     offsets: npt.NDArray[np.int64]
+    plain: npt.NDArray[np.int64]  # the length of each content's ASCII start (text.decode_column)
     dictionaries: DictSet
 
 
@@ -278,16 +280,21 @@ class RawBlock:
     dictionaries: DictSet
 
 
+@lru_cache(maxsize=64)
+def _dict_set(refs: tuple[tuple[int, bytes, int] | None, ...]) -> DictSet:
+    """The DictionarySet of `_speedups.read_block`'s refs: the blocks of a build all name the same six heads."""
+    return dict_set_of([None if r is None else DictRef(*r) for r in refs])
+
+
 def read_raw_block(data: bytes, where: str) -> RawBlock:
     """The fields of a MessageBlock blob (compiled when the blob is regular; otherwise the accessors below, which
     name what is wrong)."""
     raw = _speedups.read_block(data) if _speedups is not None else None
     if raw is not None:
         length, base, first, last, author, previous, last_hash, deltas, types, sigs, signatures, parts, refs = raw
-        heads = dict_set_of([None if r is None else DictRef(*r) for r in refs])
         return RawBlock(
             Sketch(length, base, first, last), author, previous, last_hash, deltas, types, sigs, signatures, parts,
-            heads,
+            _dict_set(refs),
         )  # fmt: skip
     table = open_blob(data, fb.Bip2BlobData.MessageBlock, where)
     limit = len(data)
@@ -364,17 +371,17 @@ def decode_block(data: bytes, dicts: Dictionaries, where: str = "block") -> Bloc
     heads = raw.dictionaries
     stamps = _check_columns(raw.sketch, heads, dicts, deltas, block_types, sig_ids, len(raw.signatures), where)
     skeletons, shared = dicts.chains[SKELETONS].skeleton_table, dicts.chains[TOKENS].shared.pieces
-    contents, offsets = text.decode_column(column, n, skeletons, shared)
+    contents, offsets, plain = text.decode_column(column, n, skeletons, shared)
     return Block(
         raw.sketch, raw.author, raw.previous, raw.last_hash, stamps, block_types, sig_ids, raw.signatures, contents,
-        offsets, heads,
+        offsets, plain, heads,
     )  # fmt: skip
 
 
 def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
     """The key order of each object signature id used by the block (checked to be an envelope order)."""
     found = {}
-    for ident in np.unique(block.signature_ids).tolist():
+    for ident in np.flatnonzero(np.bincount(block.signature_ids)).tolist():  # ids are small: below the chain's size
         if ident == 0:
             continue
         paths = dicts.chains[SIGNATURES].get(ident - 1, where)
@@ -404,7 +411,7 @@ def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> 
     columns = rebuild.envelope_columns(block)
     a, z = rebuild.block_frames(block, by_order, columns, (block.contents, block.offsets))
     a_bin, z_bin = a, z
-    rows = rebuild.non_ascii_rows(block.contents, block.offsets)
+    rows = np.flatnonzero(block.plain < np.diff(block.offsets))
     if rows.size:  # the id hashes the low byte of each UTF-16 unit: frame those rows again in that form
         a_bin, z_bin = list(a), list(z)
         binary = rebuild.binary_form(block.contents, block.offsets)

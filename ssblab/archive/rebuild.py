@@ -68,14 +68,6 @@ def signature_column(signatures: bytes) -> pa.Array:
     return texts(out.tobytes(), np.arange(0, 102 * n + 1, 102, dtype=np.int64))
 
 
-def non_ascii_rows(contents: bytes, offsets: I64) -> I64:
-    """The rows whose text holds a non-ASCII byte."""
-    if contents.isascii():
-        return np.zeros(0, dtype=np.int64)
-    where = np.flatnonzero(np.frombuffer(contents, dtype=np.uint8) >= 0x80)
-    return np.unique(np.searchsorted(offsets, where, side="right") - 1)
-
-
 def binary_form(contents: bytes, offsets: I64) -> tuple[bytes, I64]:
     """Valid UTF-8 ``contents`` as the low bytes of its UTF-16 units, and the offsets mapped into that form.
 
@@ -223,6 +215,6 @@ def compiled_rows(block: Block, by_order: dict[int, tuple[str, ...]], where: str
     layout_of = lookup[block.signature_ids.astype(np.int64)]
     layouts = tuple(compiled_layout(by_order[i], author) for i in idents)
     return (
-        block.contents, block.offsets, layout_of, layouts, block.timestamps, block.sketch.sequence_base,
+        block.contents, block.offsets, block.plain, layout_of, layouts, block.timestamps, block.sketch.sequence_base,
         block.signatures, block.previous, where,
     )  # fmt: skip

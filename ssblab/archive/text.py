@@ -373,8 +373,9 @@ class SkeletonTable:
         return cls(Pieces.of([p for parts in split for p in parts]), first, holes)
 
 
-def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: Pieces) -> tuple[bytes, I64]:
-    """All ``n`` texts concatenated (checked to be UTF-8 row by row), and ``n + 1`` byte offsets into them.
+def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: Pieces) -> tuple[bytes, I64, I64]:
+    """All ``n`` texts concatenated (checked to be UTF-8 row by row), ``n + 1`` byte offsets into them, and the
+    length of each text's ASCII start (all of it when ASCII: what a message id's binary form leaves as it is).
 
     ``shared`` holds the shared TOKEN dictionary's tokens, none of which may contain 0x00. The texts are one
     gather over [shared tokens | skeleton parts | the block's own tokens]: each leaf-end token is replaced by
@@ -382,11 +383,11 @@ def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: 
     """
     if _speedups is not None:  # the same walk in C, from the ten parts as stored
         parts = skeletons.parts
-        texts, ends = _speedups.decode_column(
+        texts, ends, plain = _speedups.decode_column(
             tuple(column.parts()), n, shared.data, shared.offsets, parts.data, parts.offsets, skeletons.first,
             skeletons.holes,
         )  # fmt: skip
-        return texts, np.frombuffer(ends, dtype=np.int64)
+        return texts, np.frombuffer(ends, dtype=np.int64), np.frombuffer(plain, dtype=np.int64)
     base = len(shared) + len(skeletons.parts)
     place, own, hole = _entries(column, len(shared), base)
     ranks = dense.decode(column.ranks, column.s, "content tokens")
@@ -410,7 +411,7 @@ def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: 
     offsets = np.zeros(n + 1, dtype=np.int64)
     offsets[1:] = ends[leaf_ends + np.arange(n) + 1]
     check_utf8(data, offsets)
-    return data, offsets
+    return data, offsets, ascii_starts(data, offsets)
 
 
 def check_utf8(contents: bytes, offsets: I64) -> None:
@@ -425,6 +426,17 @@ def check_utf8(contents: bytes, offsets: I64) -> None:
     inside = np.flatnonzero((np.frombuffer(contents, dtype=np.uint8)[starts] & 0xC0) == 0x80)
     if inside.size:
         raise MalformedArchive(f"content is not UTF-8 at byte {int(starts[inside[0]])}")
+
+
+def ascii_starts(contents: bytes, offsets: I64) -> I64:
+    """The length of each row's ASCII start: up to its first byte from 0x80, or its whole length."""
+    plain = np.diff(offsets)
+    if contents.isascii():
+        return plain
+    high = np.flatnonzero(np.frombuffer(contents, dtype=np.uint8) >= 0x80)
+    rows, first = np.unique(np.searchsorted(offsets, high, side="right") - 1, return_index=True)
+    plain[rows] = high[first] - offsets[rows]
+    return plain
 
 
 def _leaf_ends(holes: I64, hole_at: I64, total: int) -> I64:

@@ -89,7 +89,7 @@ def test_verbatim_messages_reach_the_table_and_garbage_is_refused() -> None:
     assert json.loads(table.column("content")[0].as_py()) == {"type": "post", "text": "lone \ud800"}
     assert table.column("timestamp").to_pylist() == [1.5]
     blk = blocks.decode_block(archive.blocks[0], dicts)
-    garbage = dataclasses.replace(blk, contents=b"{not json", offsets=np.array([0, 9]))
+    garbage = dataclasses.replace(blk, contents=b"{not json", offsets=np.array([0, 9]), plain=np.array([9]))
     with pytest.raises(MalformedArchive, match="message 0: a message stored whole is not JSON"):
         block_table(garbage, dicts)
 

@@ -94,7 +94,9 @@ def test_svb_routes_agree_on_columns(ints: list[int]) -> None:
 
 def decoded(blobs: tuple[bytes, ...], dicts: Any) -> list[Any]:
     decoded = [blocks.decode_block(data, dicts) for data in blobs]
-    out: list[Any] = [(blk.contents, blk.offsets.tolist(), blocks.encodings(blk, dicts)) for blk in decoded]
+    out: list[Any] = [
+        (blk.contents, blk.offsets.tolist(), blk.plain.tolist(), blocks.encodings(blk, dicts)) for blk in decoded
+    ]
     out.append(blocks.digests(decoded, dicts))  # the compiled route hashes the blocks' chains two at a time
     out.append(to_arrow(blobs, dicts, valid=True))
     return out
@@ -140,7 +142,7 @@ def test_decoding_routes_agree(feed: list[Message], block_size: int) -> None:
     with pure_python():
         assert decoded(archive.blocks, dicts) == compiled
     *per_block, digests, _ = compiled
-    assert [t for _, _, (texts, _) in per_block for t in texts] == [m.encoded for m in feed]
+    assert [t for _, _, _, (texts, _) in per_block for t in texts] == [m.encoded for m in feed]
     assert b"".join(digests) == b"".join(base64.b64decode(m.id[1:-7]) for m in feed)
 
 
@@ -315,13 +317,19 @@ def test_block_digests_refuse_rows_that_do_not_add_up() -> None:
             _speedups.block_digests([rows, changed])  # the good block hashes beside the bad one
         return str(failure.value)
 
-    assert fault({1: np.array([0, 5, 10**6])}) == "block 0, message 1: content offsets outside the texts"
-    assert fault({2: np.array([0, 7])}) == "block 0, message 1: unknown envelope layout"
-    assert fault({6: blk.signatures[:100]}) == "block 0, message 1: no signature bytes"
-    assert fault({0: b"\xff", 1: np.array([0, 1, 1])}) == "block 0, message 0: content is not UTF-8"
-    assert "without the content" in fault({3: ((b"{}",),)}, ValueError)
-    assert "field not named before" in fault({3: ((b"{", 3, 3),)}, ValueError)
-    assert "of different rows" in fault({4: blk.timestamps[:1]}, ValueError)
-    assert "32 bytes or None" in fault({7: b"short"}, ValueError)
-    with pytest.raises(TypeError, match="nine"):
-        _speedups.block_digests([rows[:8]])
+    assert fault({1: np.array([0, 5, 10**6]), 2: np.array([5, 0])}) == (
+        "block 0, message 1: content offsets outside the texts"
+    )
+    assert fault({2: np.array([2, 10**6])}) == "block 0, message 1: an ASCII start beyond its content"
+    assert fault({3: np.array([0, 7])}) == "block 0, message 1: unknown envelope layout"
+    assert fault({7: blk.signatures[:100]}) == "block 0, message 1: no signature bytes"
+    assert fault({0: b"\xff", 1: np.array([0, 1, 1]), 2: np.array([0, 0])}) == (
+        "block 0, message 0: content is not UTF-8"
+    )
+    assert "without the content" in fault({4: ((b"{}",),)}, ValueError)
+    assert "field not named before" in fault({4: ((b"{", 3, 3),)}, ValueError)
+    assert "of different rows" in fault({5: blk.timestamps[:1]}, ValueError)
+    assert "of different rows" in fault({2: blk.plain[:1]}, ValueError)
+    assert "32 bytes or None" in fault({8: b"short"}, ValueError)
+    with pytest.raises(TypeError, match="ten"):
+        _speedups.block_digests([rows[:9]])
