@@ -108,13 +108,34 @@ static void put_base64(Buf *b, const unsigned char *raw, size_t len) { /* after 
     b->len += 4 * ((len + 2) / 3);
 }
 
-static void put_int(Buf *b, int64_t value) { /* after reserve of 20 */
-    char digits[20];
-    int n = 0;
+static const char DIGIT_PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
+/* The length of value in decimal, with its sign: from its bit length (1233 / 4096 is just above log10(2)), then
+ * one comparison. */
+static inline size_t int_len(int64_t value) {
+    static const uint64_t POWERS[20] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+                                        10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+                                        100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+                                        100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
     uint64_t v = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
-    do digits[n++] = '0' + v % 10; while (v /= 10);
-    if (value < 0) b->data[b->len++] = '-';
-    while (n) b->data[b->len++] = digits[--n];
+    size_t digits = (size_t)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+    return (value < 0) + (v ? digits + (v >= POWERS[digits]) : 1);
+}
+
+/* value in decimal at o: int_len(value) bytes, two digits a step. */
+static inline void write_int(unsigned char *o, int64_t value, size_t len) {
+    uint64_t v = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    if (value < 0) *o++ = '-', len--;
+    for (; len >= 2; v /= 100) len -= 2, memcpy(o + len, DIGIT_PAIRS + 2 * (v % 100), 2);
+    if (len) *o = '0' + (unsigned char)v;
+}
+
+static void put_int(Buf *b, int64_t value) { /* after reserve of 20 */
+    size_t len = int_len(value);
+    write_int(b->data + b->len, value, len);
+    b->len += len;
 }
 
 /* id_texts(digests) -> "%<base64>.sha256" of each 32-byte digest, 52 bytes each, end to end. */
@@ -540,7 +561,10 @@ static PyObject *decode_column(PyObject *self, PyObject *args) {
         w.dense.bases[len] = w.dense.bases[len - 1] + width;
         width *= 256 - s;
     }
-    Out out = {.cap = 8 * w.dense.len + 64 * n + 64}; /* a guess, never 0 (the shared empty bytes); grown */
+    /* Room for 16 bytes a rank byte (texts run near 10) and a skeleton's worth a message: growing copies the texts,
+     * while room never written is never paged in. Never 0 (the shared empty bytes); capped where walk stops. */
+    int64_t room = 16 * (int64_t)w.dense.len + 128 * (int64_t)n + 64;
+    Out out = {.cap = room < MAX_TEXTS + 16 ? room : MAX_TEXTS + 16};
     if (!(out.bytes = PyBytes_FromStringAndSize(NULL, out.cap)) ||
         !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (n + 1))) || !(plain = PyBytes_FromStringAndSize(NULL, 8 * n)))
         goto done;
@@ -890,48 +914,98 @@ fail:
 
 /* One message's text as the parts it is made of (docs/archive-format.md §5), ready to hash or to join: the envelope
  * before the content, the content (its ASCII start where it lies, the rest transcoded when hashing), and the
- * envelope after it. */
+ * envelope after it. The messages of a block share a key order, and only four fields differ from one to the next:
+ * the envelope is drawn once and those fields are written over it while their lengths stay. */
 typedef struct {
     Sha256Part parts[4];
     size_t n;
-    Buf envelope; /* the text before the content, then the text after it */
-    Buf binary;   /* the content past its ASCII start, as Node's binary string */
+    Buf envelope;                        /* the text before the content, then the text after it */
+    int64_t drawn;                       /* the layout + 1 the envelope holds, 0 for none */
+    size_t head;                         /* where the content goes in it */
+    size_t at[N_FIELDS], len[N_FIELDS]; /* where each field's text is in it, and how long */
+    Buf binary;                          /* the content past its ASCII start, as Node's binary string */
 } Framed;
 
 static inline void add_part(Framed *f, const unsigned char *p, size_t len) {
     if (len) f->parts[f->n++] = (Sha256Part){p, len};
 }
 
-/* The envelope text of one layout part, appended to b. */
-static int put_field(Buf *b, const Rows *r, Py_ssize_t i, const Part *p, const unsigned char *prev) {
-    if (p->text) return put_bytes(b, p->text, p->len);
-    if (reserve(b, 102) < 0) return -1; /* the longest field: the signature */
-    switch (p->field) {
+/* The length of a field's text in message i (previous: prev, or null); -1 with an error when it has none. */
+static ssize_t field_len(const Rows *r, Py_ssize_t i, int field, const unsigned char *prev) {
+    switch (field) {
     case F_PREVIOUS:
-        if (!prev) {
-            put(b, "null", 4);
-            break;
-        }
-        put(b, "\"%", 2);
-        put_base64(b, prev, 32);
-        put(b, ".sha256\"", 8);
-        break;
+        return prev ? 54 : 4;
     case F_SEQUENCE:
-        put_int(b, r->sequence_base + i);
-        break;
+        return (ssize_t)int_len(r->sequence_base + i);
     case F_TIMESTAMP:
-        put_int(b, at64(&r->timestamps, i));
-        break;
-    case F_SIGNATURE:
+        return (ssize_t)int_len(at64(&r->timestamps, i));
+    default: /* F_SIGNATURE */
         if (64 * (i + 1) > r->signatures.len) {
             PyErr_Format(Malformed, "%U, message %zd: no signature bytes", r->where, i);
             return -1;
         }
-        put(b, "\"", 1);
-        put_base64(b, (const unsigned char *)r->signatures.buf + 64 * i, 64);
-        put(b, ".sig.ed25519\"", 13);
-        break;
+        return 102;
     }
+}
+
+/* A field's text in message i at o (field_len bytes). */
+static void write_field(unsigned char *o, const Rows *r, Py_ssize_t i, int field, size_t len, const unsigned char *prev) {
+    switch (field) {
+    case F_PREVIOUS:
+        if (!prev) {
+            memcpy(o, "null", 4);
+            return;
+        }
+        memcpy(o, "\"%", 2);
+        base64_into(o + 2, prev, 32);
+        memcpy(o + 46, ".sha256\"", 8);
+        return;
+    case F_SEQUENCE:
+        write_int(o, r->sequence_base + i, len);
+        return;
+    case F_TIMESTAMP:
+        write_int(o, at64(&r->timestamps, i), len);
+        return;
+    default: /* F_SIGNATURE */
+        o[0] = '"';
+        base64_into(o + 1, (const unsigned char *)r->signatures.buf + 64 * i, 64);
+        memcpy(o + 89, ".sig.ed25519\"", 13);
+    }
+}
+
+/* The envelope of message i in layout which: its fields written over the last one when it is of the same layout
+ * and their lengths stay, else drawn anew. */
+static int envelope(const Rows *r, Py_ssize_t i, int64_t which, const unsigned char *prev, Framed *f) {
+    const Part *layout = r->layouts[which];
+    size_t lens[N_FIELDS];
+    int redraw = f->drawn != which + 1;
+    for (const Part *p = layout; p->text || p->field != N_FIELDS; p++) {
+        if (p->text || p->field == F_CONTENT) continue;
+        ssize_t len = field_len(r, i, p->field, prev);
+        if (len < 0) return -1;
+        lens[p->field] = (size_t)len;
+        redraw |= lens[p->field] != f->len[p->field];
+    }
+    if (!redraw) {
+        for (const Part *p = layout; p->text || p->field != N_FIELDS; p++)
+            if (!p->text && p->field != F_CONTENT)
+                write_field(f->envelope.data + f->at[p->field], r, i, p->field, lens[p->field], prev);
+        return 0;
+    }
+    f->envelope.len = 0;
+    for (const Part *p = layout; p->text || p->field != N_FIELDS; p++) {
+        if (p->text) {
+            if (put_bytes(&f->envelope, p->text, p->len) < 0) return -1;
+        } else if (p->field == F_CONTENT) {
+            f->head = f->envelope.len;
+        } else {
+            if (reserve(&f->envelope, lens[p->field]) < 0) return -1;
+            write_field(f->envelope.data + f->envelope.len, r, i, p->field, lens[p->field], prev);
+            f->at[p->field] = f->envelope.len, f->len[p->field] = lens[p->field];
+            f->envelope.len += lens[p->field];
+        }
+    }
+    f->drawn = which + 1;
     return 0;
 }
 
@@ -961,25 +1035,21 @@ static int frame_message(const Rows *r, Py_ssize_t i, const unsigned char *prev,
         }
         f->binary.len = (size_t)written;
     }
-    size_t head = 0;
-    f->envelope.len = 0;
-    if (which != -1) { /* -1: verbatim, the content is the whole message */
-        if (which < 0 || which >= r->n_layouts) {
-            PyErr_Format(Malformed, "%U, message %zd: unknown envelope layout", r->where, i);
-            return -1;
-        }
-        for (const Part *p = r->layouts[which]; p->text || p->field != N_FIELDS; p++) {
-            if (!p->text && p->field == F_CONTENT)
-                head = f->envelope.len;
-            else if (put_field(&f->envelope, r, i, p, prev) < 0)
-                return -1;
-        }
-    }
     f->n = 0;
-    add_part(f, f->envelope.data, head);
+    if (which == -1) { /* verbatim: the content is the whole message */
+        add_part(f, content, plain);
+        add_part(f, f->binary.data, f->binary.len);
+        return 0;
+    }
+    if (which < 0 || which >= r->n_layouts) {
+        PyErr_Format(Malformed, "%U, message %zd: unknown envelope layout", r->where, i);
+        return -1;
+    }
+    if (envelope(r, i, which, prev, f) < 0) return -1;
+    add_part(f, f->envelope.data, f->head);
     add_part(f, content, plain);
     add_part(f, f->binary.data, f->binary.len);
-    if (f->envelope.len > head) add_part(f, f->envelope.data + head, f->envelope.len - head);
+    add_part(f, f->envelope.data + f->head, f->envelope.len - f->head);
     return 0;
 }
 
