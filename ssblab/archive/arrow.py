@@ -36,13 +36,11 @@ _ID_TAIL = np.frombuffer(b"=.sha256", dtype=np.uint8)
 _CONTENT_KEY = b'\n  "content": '
 
 
-def id_column(digests: bytes) -> pa.Array:
-    """``%<base64>.sha256`` for each 32-byte digest of ``digests`` (end to end), built as one buffer: 52 bytes
-    per id."""
-    n = len(digests) // 32
-    offsets = np.arange(0, 52 * n + 1, 52, dtype=np.int32)
+def id_texts(digests: bytes) -> bytes:
+    """``%<base64>.sha256`` of each 32-byte digest of ``digests`` (end to end): 52 bytes each, end to end."""
     if _speedups is not None:
-        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(_speedups.id_texts(digests)))
+        return _speedups.id_texts(digests)  # type: ignore[no-any-return]
+    n = len(digests) // 32
     padded = np.zeros((n, 33), dtype=np.uint8)
     padded[:, :32] = np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)
     letters = np.frombuffer(base64.b64encode(padded.tobytes()), dtype=np.uint8).reshape(n, 44)
@@ -50,7 +48,31 @@ def id_column(digests: bytes) -> pa.Array:
     out[:, 0] = ord("%")
     out[:, 1:44] = letters[:, :43]  # the 44th letter of 33 bytes is the "=" of 32 bytes
     out[:, 44:] = _ID_TAIL
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(out.tobytes()))
+    return out.tobytes()
+
+
+def id_column(digests: bytes) -> pa.Array:
+    """The message id of each 32-byte digest of ``digests`` (end to end), as one buffer of 52 bytes an id."""
+    n = len(digests) // 32
+    return pa.StringArray.from_buffers(n, _id_offsets(n + 1), pa.py_buffer(id_texts(digests)))
+
+
+def _id_offsets(count: int) -> pa.Buffer:
+    return pa.py_buffer(np.arange(0, 52 * count, 52, dtype=np.int32))
+
+
+def _id_columns(blk: blocks.Block, digests: bytes) -> tuple[pa.Array, pa.Array]:
+    """(id, previous) over one buffer: each message's previous is the id before it, the block's own for the first
+    (null at the start of a feed)."""
+    n = blk.sketch.length
+    texts = pa.py_buffer(id_texts((blk.previous or bytes(32)) + digests))
+    offsets = _id_offsets(n + 2)
+    ids = pa.StringArray.from_buffers(n, offsets, texts, offset=1)
+    if blk.previous is not None:
+        return ids, pa.StringArray.from_buffers(n, offsets, texts)
+    valid = np.ones(n, dtype=np.bool_)
+    valid[0] = False
+    return ids, pa.StringArray.from_buffers(n, offsets, texts, pa.py_buffer(np.packbits(valid, bitorder="little")), 1)
 
 
 def _verbatim_fields(enc: bytes, where: str) -> tuple[float | None, bytes | None]:
@@ -87,12 +109,6 @@ def _types(blk: blocks.Block, dicts: Dictionaries) -> pa.Array:
     return _type_names(dicts.chains[TYPES]).take(pa.array(blk.type_ids))
 
 
-def _previous_column(blk: blocks.Block, ids: pa.Array) -> pa.Array:
-    """Each message's previous id: the block's ``previous`` hash for the first, then the ids before."""
-    first = pa.nulls(1, pa.string()) if blk.previous is None else id_column(blk.previous)
-    return pa.concat_arrays([first, ids.slice(0, len(ids) - 1)])
-
-
 def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(the content column, the timestamps, is_private): verbatim rows take theirs from their whole text."""
     n, contents, offsets = blk.sketch.length, blk.contents, blk.offsets
@@ -126,14 +142,14 @@ def block_table(blk: blocks.Block, dicts: Dictionaries, *, valid: bool = False) 
 
 def _table(blk: blocks.Block, dicts: Dictionaries, digests: bytes, valid: bool) -> pa.Table:
     n = blk.sketch.length
-    ids = id_column(digests)
+    ids, previous = _id_columns(blk, digests)
     content, stamps, private = _contents(blk, np.flatnonzero(blk.signature_ids == 0).tolist())
-    author = f"@{base64.b64encode(blk.author).decode()}.ed25519"
+    author = pa.scalar(f"@{base64.b64encode(blk.author).decode()}.ed25519", pa.string())
     columns = [
         ids,
-        pa.repeat(author, n).cast(pa.string()),
+        pa.repeat(author, n),
         pa.array(np.arange(blk.sketch.sequence_base, blk.sketch.sequence_base + n, dtype=np.int64)),
-        _previous_column(blk, ids),
+        previous,
         pa.array(stamps, pa.float64()),
         pa.nulls(n, pa.float64()),
         _types(blk, dicts),
