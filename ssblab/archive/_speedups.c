@@ -1035,88 +1035,160 @@ static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *
     return 0;
 }
 
-/* The length of the text.TOKEN match at s[i] (the alternatives in order; every byte starts one). run_end caches
- * where the base64 run holding i ends. */
-static size_t token_at(const unsigned char *s, size_t n, size_t i, size_t *run_end) {
-    unsigned c = s[i];
-    if ((c == '%' || c == '&' || c == '@') && n - i >= 52 && s[i + 44] == '=' && s[i + 45] == '.') {
-        int ok = 1;
-        for (size_t k = 1; k <= 43 && ok; k++) ok = is_b64(s[i + k]);
-        if (ok && !memcmp(s + i + 46, "sha256", 6)) return 52;
-        if (ok && n - i >= 53 && !memcmp(s + i + 46, "ed25519", 7)) return 53;
-    }
-    if (is_b64(c)) {
-        if (i >= *run_end) {
-            *run_end = i;
-            while (*run_end < n && is_b64(s[*run_end])) (*run_end)++;
-        }
-        if (*run_end - i >= 20) {
-            size_t end = *run_end;
-            while (end < n && end < *run_end + 2 && s[end] == '=') end++;
-            return end - i;
-        }
-    }
-    size_t j = i + 1;
-    if (is_alpha(c) || (c == ' ' && j < n && is_alpha(s[j]))) {
-        while (j < n && is_alpha(s[j])) j++;
-    } else if (is_digit(c)) {
-        while (j < n && is_digit(s[j])) j++;
-    } else if (c == '\n' && j < n && s[j] == ' ') {
-        while (j < n && s[j] == ' ') j++;
-    } else if (c >= 0x80) {
-        while (j < n && s[j] >= 0x80) j++;
-    }
-    return j - i;
+/* The token classes of text.TOKEN's alternatives, by the byte a token starts with (filled at import). */
+enum { T_OTHER, T_ALPHA, T_DIGIT, T_B64_SIGN, T_SPACE, T_NEWLINE, T_HIGH, T_SIGIL };
+static unsigned char TOKEN_START[256];
+
+/* Byte tests a word at a time: each gives the high bit of every byte of x that passes, exactly (no carry crosses a
+ * byte). Words are loaded little-endian, the first byte lowest, as everything in this file assumes. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+static inline uint64_t load_word(const unsigned char *p) {
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return word;
 }
 
-/* Distinct tokens by their bytes: open addressing over slots holding a hash tag (high half) and the token's
- * index + 1 (low half; 0 for an empty slot). Each token keeps its first 8 bytes beside its place in the leaf text,
- * so short tokens (most) compare without touching the text. The leaf text is padded with 8 zero bytes, so a
- * token's first word is read whole. */
+static inline uint64_t bytes_between(uint64_t x, unsigned lo, unsigned hi) { /* lo < byte < hi; lo, hi <= 128 */
+    uint64_t low7 = x & ~HIGHS;
+    return (ONES * (127 + hi) - low7) & ~x & (low7 + ONES * (127 - lo)) & HIGHS;
+}
+
+static inline uint64_t bytes_equal(uint64_t x, unsigned char c) {
+    uint64_t y = x ^ (ONES * c);
+    return ~(((y & ~HIGHS) + ~HIGHS) | y | ~HIGHS);
+}
+
+static inline uint64_t alpha_bytes(uint64_t x) { return bytes_between(x | ONES * 0x20, 'a' - 1, 'z' + 1); }
+static inline uint64_t digit_bytes(uint64_t x) { return bytes_between(x, '0' - 1, '9' + 1); }
+static inline uint64_t space_bytes(uint64_t x) { return bytes_equal(x, ' '); }
+static inline uint64_t high_bytes(uint64_t x) { return x & HIGHS; }
+static inline uint64_t b64_bytes(uint64_t x) { /* [A-Za-z0-9+/]: '/' sits just below the digits */
+    return alpha_bytes(x) | bytes_between(x, '/' - 1, '9' + 1) | bytes_equal(x, '+');
+}
+
+/* How many bytes from p on pass test, 8 at a time; a byte that fails must come before the readable bytes end. */
+static inline size_t run_of(const unsigned char *p, uint64_t (*test)(uint64_t)) {
+    for (size_t n = 0;; n += 8) {
+        uint64_t stop = ~test(load_word(p + n)) & HIGHS;
+        if (stop) return n + ((size_t)__builtin_ctzll(stop) >> 3);
+    }
+}
+
+/* The long base64 alternative at p, whose first `known` bytes are base64: its length, or `otherwise` when the run
+ * is shorter than 20. */
+static size_t base64_or(const unsigned char *p, size_t known, size_t otherwise) {
+    size_t run = known + run_of(p + known, b64_bytes);
+    if (run < 20) return otherwise;
+    if (p[run] == '=') run += 1 + (p[run + 1] == '=');
+    return run;
+}
+
+/* The length of the text.TOKEN match at p (the alternatives in order; every byte starts one), avail bytes before the
+ * end of the leaf text. A leaf text ends with a 0x00, which no run holds, and keeps 8 readable bytes past its end
+ * (pad), so runs are measured a word at a time and stop inside it. */
+static inline size_t token_at(const unsigned char *p, size_t avail) {
+    switch (TOKEN_START[*p]) {
+    case T_ALPHA: {
+        size_t word = run_of(p, alpha_bytes);
+        return word < 20 && !is_b64(p[word]) ? word : base64_or(p, word, word);
+    }
+    case T_DIGIT: {
+        size_t digits = run_of(p, digit_bytes);
+        return digits < 20 && !is_b64(p[digits]) ? digits : base64_or(p, digits, digits);
+    }
+    case T_B64_SIGN:
+        return base64_or(p, 1, 1);
+    case T_SPACE:
+        return is_alpha(p[1]) ? 1 + run_of(p + 1, alpha_bytes) : 1;
+    case T_NEWLINE:
+        return p[1] == ' ' ? 1 + run_of(p + 1, space_bytes) : 1;
+    case T_HIGH:
+        return run_of(p, high_bytes);
+    case T_SIGIL: /* a ref: 43 base64 letters, then "=.sha256" or "=.ed25519" */
+        if (avail >= 52 && p[44] == '=' && p[45] == '.' && run_of(p + 1, b64_bytes) == 43) {
+            if (!memcmp(p + 46, "sha256", 6)) return 52;
+            if (avail >= 53 && !memcmp(p + 46, "ed25519", 7)) return 53;
+        }
+        return 1;
+    }
+    return 1;
+}
+
+/* 8 zero bytes past the end of b, not counted in its length: what first_word and token_at read. */
+static int pad(Buf *b) {
+    if (reserve(b, 8) < 0) return -1;
+    memset(b->data + b->len, 0, 8);
+    return 0;
+}
+
+/* Distinct texts (a block's tokens, or its skeletons) by their bytes, in open addressing. A slot holds a text's
+ * first 8 bytes (zero-padded) and length beside its index + 1 (0: an empty slot), so a short token (most are) is
+ * found by reading one slot, and a longer one compares the rest of its text. The distinct texts are kept end to
+ * end, padded, with their hashes (a table that grows places them again without reading them). */
 typedef struct {
-    uint64_t head;  /* the first 8 bytes, zero-padded */
-    uint64_t start; /* in the leaf text */
-    uint32_t len, count;
-} Token;
+    uint64_t head;
+    uint32_t len, index;
+} Slot;
 
 typedef struct {
-    uint64_t *slots;
+    uint64_t hash;     /* hash_bytes of its text */
+    size_t start, len; /* in Intern.text */
+} Interned;
+
+typedef struct {
+    Slot *slots;
     size_t mask;
-    Token *tokens;
+    Interned *items;
     size_t n, cap;
+    Buf text;
 } Intern;
 
 static inline uint64_t first_word(const unsigned char *p, size_t len) { /* p has 8 readable bytes */
-    uint64_t word;
-    memcpy(&word, p, 8);
+    uint64_t word = load_word(p);
     return len >= 8 ? word : word & ((1ULL << (8 * len)) - 1);
 }
 
+static inline uint64_t rotate(uint64_t x, int bits) { return x << bits | x >> (64 - bits); }
+
+#define MIX 0xFF51AFD7ED558CCDULL
+
+/* A hash of p[:len] (p has 8 readable bytes past it). Long texts (skeletons, boxes) go through four lanes, whose
+ * multiplications do not wait on each other. */
 static inline uint64_t hash_bytes(const unsigned char *p, size_t len) {
-    uint64_t h = (0x9E3779B97F4A7C15ULL ^ len) * 0xFF51AFD7ED558CCDULL, word;
+    uint64_t h = (0x9E3779B97F4A7C15ULL ^ len) * MIX;
     size_t k = 0;
+    if (len >= 32) {
+        uint64_t lane[4] = {h, h ^ 0x2545F4914F6CDD1DULL, h ^ 0x94D049BB133111EBULL, h ^ 0xBF58476D1CE4E5B9ULL};
+        for (; k + 32 <= len; k += 32)
+            for (int j = 0; j < 4; j++) {
+                lane[j] = (lane[j] ^ load_word(p + k + 8 * j)) * MIX;
+                lane[j] ^= lane[j] >> 32;
+            }
+        h = lane[0] ^ rotate(lane[1], 16) ^ rotate(lane[2], 32) ^ rotate(lane[3], 48);
+    }
     for (; k + 8 <= len; k += 8) {
-        memcpy(&word, p + k, 8);
-        h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
+        h = (h ^ load_word(p + k)) * MIX;
         h ^= h >> 32;
     }
     h ^= first_word(p + k, len - k); /* then murmur3's finalizer: every input bit reaches the low bits */
-    h = (h ^ (h >> 33)) * 0xFF51AFD7ED558CCDULL;
+    h = (h ^ (h >> 33)) * MIX;
     h = (h ^ (h >> 33)) * 0xC4CEB9FE1A85EC53ULL;
     return h ^ (h >> 33);
 }
 
-static inline void place(Intern *t, uint64_t h, size_t k) {
-    size_t at = h & t->mask;
-    while (t->slots[at]) at = (at + 1) & t->mask;
-    t->slots[at] = (h & 0xFFFFFFFF00000000ULL) | (uint64_t)(k + 1);
+static inline void place(Slot *slots, size_t mask, uint64_t h, uint64_t head, size_t len, size_t k) {
+    size_t at = h & mask;
+    while (slots[at].index) at = (at + 1) & mask;
+    slots[at] = (Slot){head, (uint32_t)len, (uint32_t)(k + 1)};
 }
 
-static int intern_grow(Intern *t, const unsigned char *text) {
+static int intern_grow(Intern *t) {
     size_t cap = t->cap ? t->cap * 2 : 1024;
-    Token *tokens = cap < ((size_t)1 << 31) ? PyMem_Realloc(t->tokens, cap * sizeof(Token)) : NULL;
-    if (tokens) t->tokens = tokens;
-    uint64_t *slots = tokens ? PyMem_Calloc(2 * cap, sizeof(uint64_t)) : NULL;
+    Interned *items = cap < ((size_t)1 << 31) ? PyMem_Realloc(t->items, cap * sizeof(Interned)) : NULL;
+    if (items) t->items = items;
+    Slot *slots = items ? PyMem_Calloc(2 * cap, sizeof(Slot)) : NULL;
     if (!slots) {
         PyErr_NoMemory();
         return -1;
@@ -1125,26 +1197,53 @@ static int intern_grow(Intern *t, const unsigned char *text) {
     t->slots = slots;
     t->mask = 2 * cap - 1;
     t->cap = cap;
-    for (size_t k = 0; k < t->n; k++) place(t, hash_bytes(text + t->tokens[k].start, t->tokens[k].len), k);
+    for (size_t k = 0; k < t->n; k++) {
+        const Interned *known = &t->items[k];
+        place(slots, t->mask, known->hash, first_word(t->text.data + known->start, known->len), known->len, k);
+    }
     return 0;
 }
 
-/* The index of the token text[start:start+len], added when new; -1 on failure. */
-static inline int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t len) {
-    if (t->n == t->cap && intern_grow(t, text) < 0) return -1;
-    uint64_t h = hash_bytes(text + start, len), tag = h & 0xFFFFFFFF00000000ULL, head = first_word(text + start, len);
-    for (size_t at = h & t->mask; t->slots[at]; at = (at + 1) & t->mask) {
-        uint64_t slot = t->slots[at];
-        Token *tok = &t->tokens[(slot & 0xFFFFFFFF) - 1];
-        if ((slot & 0xFFFFFFFF00000000ULL) == tag && tok->len == len && tok->head == head &&
-            (len <= 8 || !memcmp(text + tok->start + 8, text + start + 8, len - 8))) {
-            tok->count++;
-            return tok - t->tokens;
-        }
+/* The index of the text p[:len] (p has 8 readable bytes past it), added when new; -1 on failure. */
+static inline int64_t intern(Intern *t, const unsigned char *p, size_t len) {
+    if (t->n == t->cap && intern_grow(t) < 0) return -1;
+    if (len > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a token or skeleton of 4 GiB or more");
+        return -1;
     }
-    place(t, h, t->n);
-    t->tokens[t->n] = (Token){head, start, (uint32_t)len, 1};
+    uint64_t head = first_word(p, len), h = hash_bytes(p, len);
+    size_t at = h & t->mask;
+    for (; t->slots[at].index; at = (at + 1) & t->mask) {
+        const Slot *slot = &t->slots[at];
+        if (slot->head == head && slot->len == len &&
+            (len <= 8 || !memcmp(t->text.data + t->items[slot->index - 1].start + 8, p + 8, len - 8)))
+            return slot->index - 1;
+    }
+    if (reserve(&t->text, len + 8) < 0) return -1;
+    t->slots[at] = (Slot){head, (uint32_t)len, (uint32_t)(t->n + 1)};
+    t->items[t->n] = (Interned){h, t->text.len, len};
+    put(&t->text, p, len);
+    memset(t->text.data + t->text.len, 0, 8); /* the padding */
     return (int64_t)t->n++;
+}
+
+/* The k-th distinct text of t as a new bytes object. */
+static PyObject *interned_bytes(const Intern *t, size_t k) {
+    return PyBytes_FromStringAndSize((const char *)t->text.data + t->items[k].start, t->items[k].len);
+}
+
+/* Cuts a padded leaf text into tokens, appending the index of each to stream (int64). */
+static int tokenize(Intern *t, const Buf *leaves, Buf *stream) {
+    if (reserve(stream, 8 * leaves->len) < 0) return -1; /* at most a token a byte */
+    for (size_t i = 0; i < leaves->len;) {
+        size_t len = token_at(leaves->data + i, leaves->len - i);
+        int64_t k = intern(t, leaves->data + i, len);
+        if (k < 0) return -1;
+        memcpy(stream->data + stream->len, &k, 8);
+        stream->len += 8;
+        i += len;
+    }
+    return 0;
 }
 
 /* repeated_tokens(lists, hashes) -> the tokens (bytes) that occur more than once across the lists, in the order
@@ -1212,8 +1311,7 @@ bad:
 }
 
 /* token_slots(data, offsets) -> the table encode_column finds shared tokens by (the pieces of data and offsets,
- * each distinct): a power of two of uint64 slots, at least twice as many as tokens, each holding a hash tag (high
- * half) and the token's id + 1 (low half; 0 when empty), placed by open addressing as intern does. */
+ * each distinct): a power of two of Slots, at least twice as many as tokens, placed as intern places them. */
 static PyObject *token_slots(PyObject *self, PyObject *args) {
     Py_buffer data, offsets;
     if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
@@ -1225,18 +1323,18 @@ static PyObject *token_slots(PyObject *self, PyObject *args) {
     memset(padded.data + data.len, 0, 8); /* the padding first_word reads */
     size_t size = 16;
     while (size < 2 * (size_t)p.n) size *= 2;
-    if (!(out = PyBytes_FromStringAndSize(NULL, 8 * size))) goto done;
-    memset(PyBytes_AS_STRING(out), 0, 8 * size);
-    Intern table = {.slots = (uint64_t *)PyBytes_AS_STRING(out), .mask = size - 1};
+    if (!(out = PyBytes_FromStringAndSize(NULL, size * sizeof(Slot)))) goto done;
+    memset(PyBytes_AS_STRING(out), 0, size * sizeof(Slot));
     for (Py_ssize_t k = 0; k < p.n; k++) {
         const unsigned char *tok;
         int64_t len;
-        if (piece(&p, k, &tok, &len) < 0) {
+        if (piece(&p, k, &tok, &len) < 0 || len > UINT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "token_slots: offsets outside the data");
             Py_CLEAR(out);
             goto done;
         }
-        place(&table, hash_bytes(padded.data + (tok - p.data), len), k);
+        const unsigned char *text = padded.data + (tok - p.data);
+        place((Slot *)PyBytes_AS_STRING(out), size - 1, hash_bytes(text, len), first_word(text, len), len, k);
     }
 done:
     PyMem_Free(padded.data);
@@ -1248,12 +1346,13 @@ done:
 /* The id of the shared token tok, whose hash_bytes is h, in a token_slots table, or -1. */
 static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len,
                            uint64_t h) {
-    const uint64_t *slot = slots->buf;
-    size_t mask = slots->len / 8 - 1;
-    uint64_t tag = h & 0xFFFFFFFF00000000ULL;
-    for (size_t at = h & mask, probes = 0; slot[at] && probes <= mask; at = (at + 1) & mask, probes++) {
-        if ((slot[at] & 0xFFFFFFFF00000000ULL) != tag) continue;
-        int64_t k = (int64_t)(slot[at] & 0xFFFFFFFF) - 1, size;
+    const Slot *slot = slots->buf;
+    size_t mask = slots->len / sizeof(Slot) - 1;
+    uint64_t head = 0;
+    memcpy(&head, tok, len < 8 ? len : 8); /* tok is a bytes object's: no padding to read a whole word from */
+    for (size_t at = h & mask, probes = 0; slot[at].index && probes <= mask; at = (at + 1) & mask, probes++) {
+        if (slot[at].head != head || slot[at].len != len) continue;
+        int64_t k = (int64_t)slot[at].index - 1, size;
         const unsigned char *start;
         if (k < shared->n && piece(shared, k, &start, &size) == 0 && (size_t)size == len && !memcmp(start, tok, len))
             return k;
@@ -1419,8 +1518,8 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
     Entry *entries = NULL;
     Buf kinds = {0}, payload = {0}, ranks = {0}, own = {0}; /* own: the payloads of the entries not shared */
     unsigned char *raw = NULL;
-    if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 8 || skeletons.len % 8 || slots.len < 8 ||
-        slots.len & (slots.len - 1)) {
+    if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 8 || skeletons.len % 8 ||
+        slots.len < (Py_ssize_t)sizeof(Slot) || slots.len & (slots.len - 1) || (uintptr_t)slots.buf % _Alignof(Slot)) {
         PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count and hash per token, int64 streams and "
                                           "skeleton ids, and a token_slots table");
         goto done;
@@ -2107,7 +2206,7 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
     int codes[17];
     Names names = {0};
     Frames frames = {0};
-    Buf skels = {0}, leaves = {0}, stream = {0};
+    Buf skeleton = {0}, leaves = {0}, stream = {0};
     Intern shapes = {0}, tokens = {0};
     Expect ex = {0};
     if (!stamps || !signatures || !order_index || !type_index || !skeleton_index || !orders.list || !types.list || !types.places)
@@ -2157,43 +2256,31 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         else
             memset(PyBytes_AS_STRING(signatures) + 64 * i, 0, 64), sp.start = 0, sp.end = size;
         const unsigned char *content = s + sp.start;
-        size_t content_len = sp.end - sp.start, at = skels.len;
+        size_t content_len = sp.end - sp.start;
         if (memchr(content, 0, content_len)) goto fallback; /* not a V8 encoding: the Python route reports it */
-        if (flatten_one(content, content_len, derivable && flag, &skels, &leaves) < 0 || reserve(&skels, 8) < 0)
+        skeleton.len = leaves.len = 0; /* tokenized while in cache: the tables keep each distinct text */
+        if (flatten_one(content, content_len, derivable && flag, &skeleton, &leaves) < 0 || pad(&skeleton) < 0 ||
+            pad(&leaves) < 0)
             goto done;
-        memset(skels.data + skels.len, 0, 8); /* the padding first_word reads */
-        size_t known_shapes = shapes.n;
-        int64_t shape = intern(&shapes, skels.data, at, skels.len - at);
-        if (shape < 0) goto done;
-        if (shapes.n == known_shapes) skels.len = at; /* met before: keep one copy */
+        int64_t shape = intern(&shapes, skeleton.data, skeleton.len);
+        if (shape < 0 || tokenize(&tokens, &leaves, &stream) < 0) goto done;
         memcpy(PyBytes_AS_STRING(skeleton_index) + 8 * i, &shape, 8);
         if (!(ex.previous = PyUnicode_AsUTF8AndSize(id, &ex.previous_len))) goto fallback;
-    }
-    if (reserve(&leaves, 8) < 0) goto done;
-    memset(leaves.data + leaves.len, 0, 8); /* the padding first_word reads */
-    size_t run_end = 0;
-    for (size_t i = 0; i < leaves.len;) {
-        size_t len = token_at(leaves.data, leaves.len, i, &run_end);
-        int64_t k = intern(&tokens, leaves.data, i, len);
-        if (k < 0 || reserve(&stream, 8) < 0) goto done;
-        memcpy(stream.data + stream.len, &k, 8);
-        stream.len += 8;
-        i += len;
     }
     if (!(skeletons = PyList_New(shapes.n)) || !(distinct = PyList_New(tokens.n)) ||
         !(counts = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)) || !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
         goto done;
     for (size_t k = 0; k < shapes.n; k++) {
-        PyObject *item = PyBytes_FromStringAndSize((const char *)skels.data + shapes.tokens[k].start, shapes.tokens[k].len);
+        PyObject *item = interned_bytes(&shapes, k);
         if (!item) goto done;
         PyList_SET_ITEM(skeletons, k, item);
     }
+    int64_t *count = (int64_t *)PyBytes_AS_STRING(counts), *indexes = (int64_t *)stream.data; /* both 8-aligned */
+    memset(count, 0, 8 * tokens.n);
+    for (size_t j = 0; j < stream.len / 8; j++) count[indexes[j]]++;
     for (size_t k = 0; k < tokens.n; k++) {
-        int64_t count = tokens.tokens[k].count;
-        uint64_t h = hash_bytes(leaves.data + tokens.tokens[k].start, tokens.tokens[k].len);
-        memcpy(PyBytes_AS_STRING(counts) + 8 * k, &count, 8);
-        memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &h, 8);
-        PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + tokens.tokens[k].start, tokens.tokens[k].len);
+        memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &tokens.items[k].hash, 8);
+        PyObject *item = interned_bytes(&tokens, k);
         if (!item) goto done;
         PyList_SET_ITEM(distinct, k, item);
     }
@@ -2219,13 +2306,13 @@ done:
     Py_XDECREF(hashes);
     Py_XDECREF(counts);
     Py_XDECREF(ranks);
-    Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skels,
-                   &leaves, &stream};
+    Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skeleton,
+                   &leaves, &stream, &shapes.text, &tokens.text};
     for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) PyMem_Free(bufs[k]->data);
     PyMem_Free(shapes.slots);
-    PyMem_Free(shapes.tokens);
+    PyMem_Free(shapes.items);
     PyMem_Free(tokens.slots);
-    PyMem_Free(tokens.tokens);
+    PyMem_Free(tokens.items);
     return result;
 }
 
@@ -2267,6 +2354,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_speedups"
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     for (const char *c = "\"-0123456789tfn"; *c; c++) LEAF_START[(unsigned char)*c] = 1;
+    for (int c = 0; c < 256; c++)
+        TOKEN_START[c] = is_alpha(c) ? T_ALPHA : is_digit(c) ? T_DIGIT : c == '+' || c == '/' ? T_B64_SIGN
+                         : c == ' ' ? T_SPACE : c == '\n' ? T_NEWLINE : c >= 0x80 ? T_HIGH
+                         : c == '%' || c == '&' || c == '@' ? T_SIGIL : T_OTHER;
     text_init();
     sha256_init();
     for (int k = 0; k < 7; k++)
