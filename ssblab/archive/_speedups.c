@@ -1420,15 +1420,12 @@ static PyObject *shared_entries(PyObject *self, PyObject *tokens) {
 
 /* --- encode_column ------------------------------------------------------------------------------------------- */
 
-/* The canonical StreamVByte of values as two new bytes objects: widths 1, 2, 3 or 4 bytes ("1234", each value below
- * 2**32), or 1, 2, 4 or 8 when wide ("1248"). */
-static int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject **codes, PyObject **data) {
-    *codes = PyBytes_FromStringAndSize(NULL, (n + 3) / 4);
-    *data = PyBytes_FromStringAndSize(NULL, (wide ? 8 : 4) * n);
-    if (!*codes || !*data) return -1;
-    unsigned char *c = (unsigned char *)PyBytes_AS_STRING(*codes), *v = (unsigned char *)PyBytes_AS_STRING(*data);
-    memset(c, 0, (n + 3) / 4);
-    size_t len = 0;
+/* The canonical StreamVByte of values: (n + 3) / 4 code bytes into codes, and each value into data in the fewest of
+ * 1, 2, 3 or 4 bytes ("1234", every value below 2**32), or of 1, 2, 4 or 8 when wide ("1248"); data has room for 4
+ * or 8 bytes a value. The bytes written to data, or -1 (a ValueError set) when a value does not fit. */
+static Py_ssize_t svb_into(const uint64_t *values, Py_ssize_t n, int wide, unsigned char *codes, unsigned char *data) {
+    memset(codes, 0, (n + 3) / 4);
+    Py_ssize_t len = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t x = values[i];
         if (!wide && x >> 32) {
@@ -1437,10 +1434,20 @@ static int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject *
         }
         int code = (x >= 1 << 8) + (x >= 1 << 16) + (wide ? x >= (uint64_t)1 << 32 : x >= 1 << 24);
         int width = wide ? 1 << code : code + 1;
-        c[i / 4] |= code << 2 * (i % 4);
-        for (int b = 0; b < width; b++) v[len++] = (unsigned char)(x >> 8 * b);
+        codes[i / 4] |= code << 2 * (i % 4);
+        for (int b = 0; b < width; b++) data[len++] = (unsigned char)(x >> 8 * b);
     }
-    return _PyBytes_Resize(data, len);
+    return len;
+}
+
+/* svb_into as two new bytes objects. */
+static int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject **codes, PyObject **data) {
+    *codes = PyBytes_FromStringAndSize(NULL, (n + 3) / 4);
+    *data = PyBytes_FromStringAndSize(NULL, (wide ? 8 : 4) * n);
+    if (!*codes || !*data) return -1;
+    Py_ssize_t len = svb_into(values, n, wide, (unsigned char *)PyBytes_AS_STRING(*codes),
+                              (unsigned char *)PyBytes_AS_STRING(*data));
+    return len < 0 ? -1 : _PyBytes_Resize(data, len);
 }
 
 /* svb_encode(values, wide) -> (codes, values): the canonical StreamVByte of a uint64 buffer (svb.encode). */
@@ -1660,6 +1667,426 @@ done:
     PyBuffer_Release(&shared_offsets);
     PyBuffer_Release(&slots);
     PyBuffer_Release(&skeletons);
+    return result;
+}
+
+/* --- block_blob ----------------------------------------------------------------------------------------------- */
+
+/* A FlatBuffer built back to front, byte for byte as Python's flatbuffers.Builder lays it out for the same calls
+ * (the canonical layout of docs/archive-format.md §3): the same padding before each value, and each table closed
+ * with the same vtable, or pointed at an equal one written before. The bytes built so far are the last len of the
+ * cap bytes at data; offsets count from the end, as the Python builder's do. A call after a failure does nothing:
+ * failed is -1 when an error is set, 1 when a value does not fit its field (or the buffer passes the Python
+ * builder's 2 GiB), which the Python route then reports. */
+typedef struct {
+    unsigned char *data;
+    size_t cap, len, minalign;
+    size_t object_end, fields[6]; /* the open table: where it started, and where each field is (0: absent) */
+    int n_fields, failed;
+    size_t *vtables; /* where each vtable written is */
+    size_t n_vtables, vtables_cap;
+} Builder;
+
+#define BUILDER_MAX ((size_t)1 << 31)
+
+/* Room for n more bytes in front of those built: where they go, or NULL after a failure. */
+static unsigned char *b_room(Builder *b, size_t n) {
+    if (b->failed) return NULL;
+    if (n > BUILDER_MAX - b->len) {
+        b->failed = 1;
+        return NULL;
+    }
+    if (b->cap - b->len < n) {
+        size_t cap = 2 * b->cap;
+        while (cap - b->len < n) cap *= 2;
+        unsigned char *grown = PyMem_Malloc(cap);
+        if (!grown) {
+            PyErr_NoMemory();
+            b->failed = -1;
+            return NULL;
+        }
+        memcpy(grown + cap - b->len, b->data + b->cap - b->len, b->len);
+        PyMem_Free(b->data);
+        b->data = grown, b->cap = cap;
+    }
+    b->len += n;
+    return b->data + b->cap - b->len;
+}
+
+/* Builder.Prep: zeros so that, after `additional` bytes more, a value of `size` bytes is aligned. */
+static void b_prep(Builder *b, size_t size, size_t additional) {
+    b->minalign = size > b->minalign ? size : b->minalign;
+    size_t pad = (0 - (b->len + additional)) & (size - 1);
+    unsigned char *at = b_room(b, pad);
+    if (at) memset(at, 0, pad);
+}
+
+static void b_place(Builder *b, uint64_t value, size_t width) { /* little-endian, as the host */
+    unsigned char *at = b_room(b, width);
+    if (at) memcpy(at, &value, width);
+}
+
+static void b_scalar(Builder *b, uint64_t value, size_t width) {
+    b_prep(b, width, 0);
+    b_place(b, value, width);
+}
+
+static void b_uoffset(Builder *b, size_t target) { /* PrependUOffsetTRelative */
+    b_prep(b, 4, 0);
+    b_place(b, b->len - target + 4, 4);
+}
+
+static size_t b_bytes(Builder *b, const void *p, size_t n) { /* CreateByteVector */
+    b_prep(b, 4, n);
+    unsigned char *at = b_room(b, n);
+    if (at && n) memcpy(at, p, n);
+    b_place(b, n, 4);
+    return b->len;
+}
+
+static size_t b_hash(Builder *b, const unsigned char digest[32]) { /* flat.put_hash: a Hash32 struct */
+    b_prep(b, 1, 32);
+    unsigned char *at = b_room(b, 32);
+    if (at) memcpy(at, digest, 32);
+    return b->len;
+}
+
+static void b_start(Builder *b, int n_fields) {
+    memset(b->fields, 0, sizeof b->fields);
+    b->n_fields = n_fields;
+    b->object_end = b->len;
+}
+
+static void b_field(Builder *b, int i) { b->fields[i] = b->len; }
+
+static void b_add_scalar(Builder *b, int i, uint64_t value, size_t width) { /* defaults (0) are left out */
+    if (!value) return;
+    if (width < 8 && value >> 8 * width && !b->failed) b->failed = 1;
+    b_scalar(b, value, width);
+    b_field(b, i);
+}
+
+static void b_add_offset(Builder *b, int i, size_t target) {
+    b_uoffset(b, target);
+    b_field(b, i);
+}
+
+/* Builder.EndObject: the table's offset. */
+static size_t b_end(Builder *b) {
+    b_scalar(b, 0, 4); /* where the table's vtable offset goes */
+    if (b->failed) return 0;
+    size_t object = b->len, object_size = object - b->object_end;
+    int n = b->n_fields;
+    while (n > 0 && !b->fields[n - 1]) n--; /* trailing absent fields take no vtable entry */
+    uint16_t vtable[2 + 6] = {(uint16_t)(2 * (n + 2)), (uint16_t)object_size};
+    int fits = object_size <= UINT16_MAX;
+    for (int i = 0; i < n; i++) {
+        size_t at = b->fields[i] ? object - b->fields[i] : 0;
+        fits = fits && at <= UINT16_MAX;
+        vtable[2 + i] = (uint16_t)at;
+    }
+    if (!fits) {
+        b->failed = 1;
+        return 0;
+    }
+    size_t size = 2 * (n + 2), shared = 0;
+    for (size_t k = 0; k < b->n_vtables && !shared; k++) {
+        const unsigned char *known = b->data + b->cap - b->vtables[k];
+        uint16_t known_size;
+        memcpy(&known_size, known, 2);
+        if (known_size == size && !memcmp(known, vtable, size)) shared = b->vtables[k];
+    }
+    if (!shared) {
+        for (int i = n + 1; i >= 0; i--) b_scalar(b, vtable[i], 2);
+        if (b->n_vtables == b->vtables_cap) {
+            size_t cap = b->vtables_cap ? 2 * b->vtables_cap : 16;
+            size_t *grown = PyMem_Realloc(b->vtables, cap * sizeof(size_t));
+            if (!grown) {
+                PyErr_NoMemory();
+                b->failed = -1;
+            }
+            b->vtables = grown ? grown : b->vtables, b->vtables_cap = grown ? cap : b->vtables_cap;
+        }
+        if (b->failed) return 0;
+        b->vtables[b->n_vtables++] = shared = b->len;
+    }
+    int32_t to_vtable = (int32_t)((int64_t)shared - (int64_t)object);
+    memcpy(b->data + b->cap - object, &to_vtable, 4);
+    return object;
+}
+
+/* Builder.Finish with a file identifier. */
+static void b_finish(Builder *b, size_t root, const char identifier[4]) {
+    b_prep(b, b->minalign, 8);
+    b_prep(b, 4, 4);
+    unsigned char *at = b_room(b, 4);
+    if (at) memcpy(at, identifier, 4);
+    b_uoffset(b, root);
+}
+
+/* flat.finish: the Bip2Blob of version 1 around a table of the union type data_type. */
+static void b_blob(Builder *b, int data_type, size_t data) {
+    b_start(b, 3);
+    b_add_scalar(b, 0, 1, 2);
+    b_add_scalar(b, 1, data_type, 1);
+    b_add_offset(b, 2, data);
+    b_finish(b, b_end(b), "BIP2");
+}
+
+/* flat.put_svb: a StreamVByte1234 table of values (StreamVByte1248 when wide), coded in scratch, which has room
+ * for (n + 3) / 4 + 8 * n bytes. */
+static size_t b_svb(Builder *b, const uint64_t *values, size_t n, int wide, unsigned char *scratch) {
+    Py_ssize_t n_codes = (n + 3) / 4, n_values = b->failed ? 0 : svb_into(values, n, wide, scratch, scratch + n_codes);
+    if (n_values < 0) b->failed = -1;
+    size_t codes = b_bytes(b, scratch, n_codes), data = b_bytes(b, scratch + n_codes, n_values);
+    b_start(b, 2);
+    b_add_offset(b, 0, codes);
+    b_add_offset(b, 1, data);
+    return b_end(b);
+}
+
+/* flat.put_rle: a RunLengthColumn of the maximal runs of n int64 ids (runs and lengths: room for n values each). */
+static size_t b_runs(Builder *b, const Py_buffer *ids, size_t n, uint64_t *runs, uint64_t *lengths,
+                     unsigned char *scratch) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = (uint64_t)at64(ids, i);
+        if (!k || runs[k - 1] != id) runs[k] = id, lengths[k++] = 0;
+        lengths[k - 1]++;
+    }
+    size_t values_at = b_svb(b, runs, k, 0, scratch), lengths_at = b_svb(b, lengths, k, 0, scratch);
+    b_start(b, 3);
+    b_add_scalar(b, 0, n, 4);
+    b_add_offset(b, 1, values_at);
+    b_add_offset(b, 2, lengths_at);
+    return b_end(b);
+}
+
+typedef struct { /* a dictionary chain head, as flat.DictRef */
+    uint64_t kind, size;
+    const unsigned char *blob_id;
+} Head;
+
+/* flat.put_dict_set of the six chain heads (a NULL blob_id: the chain is empty). */
+static size_t b_dict_set(Builder *b, const Head heads[6]) {
+    size_t at[6] = {0};
+    for (int k = 0; k < 6; k++) {
+        if (!heads[k].blob_id) continue;
+        b_start(b, 3);
+        b_add_scalar(b, 0, heads[k].kind, 1);
+        b_hash(b, heads[k].blob_id);
+        b_field(b, 1);
+        b_add_scalar(b, 2, heads[k].size, 4);
+        at[k] = b_end(b);
+    }
+    b_start(b, 6);
+    for (int k = 0; k < 6; k++)
+        if (heads[k].blob_id) b_add_offset(b, k, at[k]);
+    return b_end(b);
+}
+
+/* BitWidth.U of flexbuffers: the log2 of the fewest bytes (1, 2, 4, 8) that hold value. */
+static int flex_width(uint64_t value) { return value < 1 << 8 ? 0 : value < 1 << 16 ? 1 : value >> 32 ? 3 : 2; }
+
+static size_t flex_pad(size_t at, size_t width) { return (0 - at) & (width - 1); }
+
+/* Value.ElemWidth: the width of an offset to loc stored elem_index slots into a vector laid out from size. */
+static int flex_offset_width(size_t size, size_t elem_index, size_t loc) {
+    for (int w = 0; w < 4; w++) {
+        size_t width = (size_t)1 << w, slot = size + flex_pad(size, width) + elem_index * width;
+        if (flex_width(slot - loc) == w) return w;
+    }
+    return -1; /* flexbuffers raises: the offset is too big */
+}
+
+static void flex_put(Buf *out, uint64_t value, size_t width) { /* little-endian, after reserve */
+    memset(out->data + out->len, 0, flex_pad(out->len, width));
+    out->len += flex_pad(out->len, width);
+    memcpy(out->data + out->len, &value, width);
+    out->len += width;
+}
+
+/* block._flex_messages: the ten parts as a FlexBuffer vector of blobs, as flexbuffers.Builder lays it out. */
+static int flex_blobs(PyObject *const *parts, Buf *out) {
+    size_t loc[10], room = 128;
+    int width[10], vector_width = 0; /* flexbuffers' narrowest, which holds the vector's size, 10 */
+    for (int k = 0; k < 10; k++) room += PyBytes_GET_SIZE(parts[k]) + 16;
+    out->len = 0;
+    if (reserve(out, room) < 0) return -1;
+    for (int k = 0; k < 10; k++) {
+        size_t len = PyBytes_GET_SIZE(parts[k]);
+        width[k] = flex_width(len);
+        flex_put(out, len, (size_t)1 << width[k]);
+        loc[k] = out->len;
+        put(out, PyBytes_AS_STRING(parts[k]), len);
+    }
+    for (int k = 0; k < 10; k++) {
+        int w = flex_offset_width(out->len, 1 + k, loc[k]);
+        vector_width = w > vector_width ? w : vector_width;
+        if (w < 0) return 1;
+    }
+    size_t slot = (size_t)1 << vector_width;
+    flex_put(out, 10, slot);
+    size_t vector = out->len;
+    for (int k = 0; k < 10; k++) flex_put(out, out->len - loc[k], slot);
+    for (int k = 0; k < 10; k++) out->data[out->len++] = (unsigned char)(25 << 2 | width[k]); /* BLOB */
+    int root_width = flex_offset_width(out->len, 0, vector);
+    if (root_width < 0) return 1;
+    flex_put(out, out->len - vector, (size_t)1 << root_width);
+    out->data[out->len++] = (unsigned char)(10 << 2 | vector_width); /* VECTOR */
+    out->data[out->len++] = (unsigned char)(1 << root_width);
+    return 0;
+}
+
+/* Whether an int lies in 0..max (its value into *value). */
+static int fits_in(PyObject *number, uint64_t max, uint64_t *value) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(number, &overflow);
+    *value = (uint64_t)v;
+    return !overflow && v >= 0 && (uint64_t)v <= max;
+}
+
+/* The 32 bytes of a hash argument (None allowed when may_be_none: NULL then), or -1 with a ValueError. */
+static int hash_arg(PyObject *arg, int may_be_none, const unsigned char **digest) {
+    *digest = NULL;
+    if (arg == Py_None && may_be_none) return 0;
+    if (!PyBytes_Check(arg) || PyBytes_GET_SIZE(arg) != 32) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: a Hash32 holds 32 bytes");
+        return -1;
+    }
+    *digest = (const unsigned char *)PyBytes_AS_STRING(arg);
+    return 0;
+}
+
+/* The dictionary chain heads argument: six None or (kind, blob id, size); 1 when a value does not fit its field. */
+static int heads_arg(PyObject *heads, Head out[6]) {
+    if (PyTuple_GET_SIZE(heads) != 6) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: six dictionary heads");
+        return -1;
+    }
+    int fits = 1;
+    for (int k = 0; k < 6; k++) {
+        PyObject *head = PyTuple_GET_ITEM(heads, k), *kind, *blob_id, *size;
+        out[k] = (Head){0};
+        if (head == Py_None) continue;
+        if (!PyArg_ParseTuple(head, "O!OO!", &PyLong_Type, &kind, &blob_id, &PyLong_Type, &size) ||
+            hash_arg(blob_id, 0, &out[k].blob_id) < 0)
+            return -1;
+        fits = fits_in(kind, UINT8_MAX, &out[k].kind) && fits_in(size, UINT32_MAX, &out[k].size) && fits;
+    }
+    return !fits;
+}
+
+/* block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts,
+ * heads) -> the MessageBlock blob that block.encode_block's builder route makes of the same fields, or None when a
+ * value does not fit its field (that route reports it). timestamps and the id columns: int64, one per message;
+ * author, previous (None for the first block of a feed) and last_hash: 32 bytes; parts: the content column's ten
+ * parts (text.TextColumn.parts); heads: the six dictionary chain heads, each None or (kind, blob id, size). */
+static PyObject *block_blob(PyObject *self, PyObject *args) {
+    PyObject *base_arg, *author_arg, *previous_arg, *last_arg, *parts, *heads_obj, *result = NULL;
+    Py_buffer stamps, types, sigs, signatures;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*y*OOOO!O!", &PyLong_Type, &base_arg, &stamps, &types, &sigs, &signatures,
+                          &author_arg, &previous_arg, &last_arg, &PyTuple_Type, &parts, &PyTuple_Type, &heads_obj))
+        return NULL;
+    Builder b = {0};
+    Buf flex = {0};
+    uint64_t *columns = NULL;
+    unsigned char *scratch = NULL;
+    const unsigned char *author, *previous, *last_hash;
+    Head heads[6];
+    size_t n = stamps.len / 8;
+    uint64_t base;
+    int misfit; /* a dictionary head that does not fit its fields */
+    if (stamps.len % 8 || !n || types.len != stamps.len || sigs.len != stamps.len) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: one int64 timestamp, type id and signature id per message");
+        goto done;
+    }
+    if (hash_arg(author_arg, 0, &author) < 0 || hash_arg(previous_arg, 1, &previous) < 0 ||
+        hash_arg(last_arg, 0, &last_hash) < 0 || (misfit = heads_arg(heads_obj, heads)) < 0)
+        goto done;
+    if (PyTuple_GET_SIZE(parts) != 10) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: the content column's ten parts");
+        goto done;
+    }
+    for (int k = 0; k < 10; k++)
+        if (!PyBytes_Check(PyTuple_GET_ITEM(parts, k))) {
+            PyErr_SetString(PyExc_TypeError, "block_blob: the content column's parts are bytes");
+            goto done;
+        }
+    int64_t first = at64(&stamps, 0), last = at64(&stamps, n - 1);
+    if (misfit || !fits_in(base_arg, UINT32_MAX, &base) || n > UINT32_MAX || first < 0 || last < 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    columns = PyMem_Malloc(3 * n * sizeof(uint64_t));
+    scratch = PyMem_Malloc(9 * n + 8); /* the widest StreamVByte: n 8-byte values and their codes */
+    b.cap = signatures.len + 10 * n + 4096;
+    for (int k = 0; k < 10; k++) b.cap += PyBytes_GET_SIZE(PyTuple_GET_ITEM(parts, k)) + 16;
+    b.data = PyMem_Malloc(b.cap);
+    if (!columns || !scratch || !b.data) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t *deltas = columns, *runs = columns + n, *lengths = columns + 2 * n;
+    for (size_t i = 0; i < n; i++) { /* svb.zigzag of each step, as int64 arithmetic wraps */
+        uint64_t step = i ? (uint64_t)at64(&stamps, i) - (uint64_t)at64(&stamps, i - 1) : 0;
+        deltas[i] = step << 1 ^ (0 - (step >> 63));
+    }
+    /* block.encode_block, call for call */
+    b_start(&b, 4);
+    b_add_scalar(&b, 0, n, 4);
+    b_add_scalar(&b, 1, base, 4);
+    b_add_scalar(&b, 2, (uint64_t)first, 8);
+    b_add_scalar(&b, 3, (uint64_t)last, 8);
+    size_t sketch = b_end(&b);
+    size_t deltas_at = b_svb(&b, deltas, n, 1, scratch);
+    size_t types_at = b_runs(&b, &types, n, runs, lengths, scratch);
+    /* block._put_classic */
+    b_start(&b, 3);
+    b_hash(&b, author);
+    b_field(&b, 0);
+    if (previous) {
+        b_hash(&b, previous);
+        b_field(&b, 1);
+    }
+    b_hash(&b, last_hash);
+    b_field(&b, 2);
+    size_t classic_sketch = b_end(&b);
+    size_t sigs_at = b_runs(&b, &sigs, n, runs, lengths, scratch);
+    size_t crypto = b_bytes(&b, signatures.buf, signatures.len);
+    int flex_failed = b.failed ? 0 : flex_blobs(&PyTuple_GET_ITEM(parts, 0), &flex);
+    if (flex_failed && !b.failed) b.failed = flex_failed;
+    size_t messages = b_bytes(&b, flex.data, flex.len);
+    b_start(&b, 4);
+    b_add_offset(&b, 0, classic_sketch);
+    b_add_offset(&b, 1, sigs_at);
+    b_add_offset(&b, 2, crypto);
+    b_add_offset(&b, 3, messages);
+    size_t classic = b_end(&b);
+    /* back in block.encode_block */
+    size_t dicts = b_dict_set(&b, heads);
+    b_start(&b, 6);
+    b_add_offset(&b, 0, sketch);
+    b_add_offset(&b, 1, deltas_at);
+    b_add_offset(&b, 2, types_at);
+    b_add_scalar(&b, 3, 1, 1); /* ClassicMessageBlock */
+    b_add_offset(&b, 4, classic);
+    b_add_offset(&b, 5, dicts);
+    b_blob(&b, 1 /* MessageBlock */, b_end(&b));
+    if (b.failed > 0)
+        result = Py_NewRef(Py_None);
+    else if (!b.failed)
+        result = PyBytes_FromStringAndSize((const char *)b.data + b.cap - b.len, b.len);
+done:
+    PyMem_Free(b.data);
+    PyMem_Free(b.vtables);
+    PyMem_Free(flex.data);
+    PyMem_Free(columns);
+    PyMem_Free(scratch);
+    PyBuffer_Release(&stamps);
+    PyBuffer_Release(&types);
+    PyBuffer_Release(&sigs);
+    PyBuffer_Release(&signatures);
     return result;
 }
 
@@ -2193,9 +2620,9 @@ static inline void prefetch_messages(PyObject *messages, Py_ssize_t i) {
 
 static PyObject *plan_block(PyObject *self, PyObject *args) {
     PyObject *messages, *author, *previous, *keys_as_data;
-    long long first;
-    if (!PyArg_ParseTuple(args, "O!UOLO!", &PyList_Type, &messages, &author, &previous, &first, &PyFrozenSet_Type,
-                          &keys_as_data))
+    PyObject *first_arg;
+    if (!PyArg_ParseTuple(args, "O!UOO!O!", &PyList_Type, &messages, &author, &previous, &PyLong_Type, &first_arg,
+                          &PyFrozenSet_Type, &keys_as_data))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
     PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *hashes = NULL, *counts = NULL, *ranks = NULL;
@@ -2211,6 +2638,9 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
     Expect ex = {0};
     if (!stamps || !signatures || !order_index || !type_index || !skeleton_index || !orders.list || !types.list || !types.places)
         goto done;
+    int overflow;
+    long long first = PyLong_AsLongLongAndOverflow(first_arg, &overflow);
+    if (overflow || first > LLONG_MAX - n) goto fallback; /* the sequences must not overflow */
     if (!(ex.author = PyUnicode_AsUTF8AndSize(author, &ex.author_len))) goto fallback;
     if (previous != Py_None && !(PyUnicode_Check(previous) && (ex.previous = PyUnicode_AsUTF8AndSize(previous, &ex.previous_len))))
         goto fallback;
@@ -2325,6 +2755,9 @@ static PyMethodDef methods[] = {
     {"encode_column", encode_column, METH_VARARGS,
      "encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> "
      "the ten parts of text.TextColumn"},
+    {"block_blob", block_blob, METH_VARARGS,
+     "block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts, "
+     "heads) -> the MessageBlock blob of these fields, as block.encode_block builds it, or None"},
     {"token_slots", token_slots, METH_VARARGS,
      "token_slots(data, offsets) -> the hash table of distinct tokens that encode_column looks shared tokens up in"},
     {"plan_block", plan_block, METH_VARARGS,

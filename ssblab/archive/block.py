@@ -206,16 +206,29 @@ def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Build
     ``builder``: one to reuse (cleared first), so that a build of many blocks allocates its buffer once.
     """
     types, sigs = _column_ids(block, dicts)
-    msgs, column = block.messages, block.timestamps
-    deltas = svb.zigzag(np.concatenate(([0], column[1:] - column[:-1])).astype(np.int64))
+    column = _content_column(block, dicts)
+    msgs, stamps = block.messages, block.timestamps
+    first = msgs[0]
+    hashes = (
+        parse_feed_id(first.author),
+        parse_message_id(first.previous) if isinstance(first.previous, str) else None,
+        parse_message_id(msgs[-1].id),
+    )
+    if _speedups is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
+        heads = tuple(None if r is None else (r.kind, r.blob_id, r.size) for r in dicts.heads.by_kind())
+        blob = _speedups.block_blob(
+            first.sequence, stamps, types, sigs, block.signatures, *hashes, tuple(column.parts()), heads
+        )
+        if blob is not None:
+            return blob
+    deltas = svb.zigzag(np.concatenate(([0], stamps[1:] - stamps[:-1])).astype(np.int64))
     if builder is None:
         builder = flatbuffers.Builder(1 << 16)
     builder.Clear()
-    sketch = Sketch(len(msgs), msgs[0].sequence, int(column[0]), int(column[-1]))
-    sketch_at = put_sketch(builder, sketch)
+    sketch_at = put_sketch(builder, Sketch(len(msgs), first.sequence, int(stamps[0]), int(stamps[-1])))
     deltas_at = put_svb(builder, svb.encode(deltas, "1248"), "1248")
     types_at = put_rle(builder, types)
-    classic_at = _put_classic(builder, block, sigs, dicts)
+    classic_at = _put_classic(builder, block, sigs, hashes, column)
     dicts_at = put_dict_set(builder, dicts.heads)
     fb.MessageBlockStart(builder)
     fb.MessageBlockAddSketch(builder, sketch_at)
@@ -227,24 +240,30 @@ def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Build
     return finish(builder, fb.Bip2BlobData.MessageBlock, int(fb.MessageBlockEnd(builder)))
 
 
-def _put_classic(
-    builder: flatbuffers.Builder, block: Planned, sigs: npt.NDArray[np.int64], dicts: Dictionaries
-) -> int:
-    first = block.messages[0]
-    previous = parse_message_id(first.previous) if isinstance(first.previous, str) else None
-    fb.ClassicMessageBlockSketchStart(builder)
-    fb.ClassicMessageBlockSketchAddAuthor(builder, put_hash(builder, parse_feed_id(first.author)))
-    if previous is not None:
-        fb.ClassicMessageBlockSketchAddPreviousMessageHash(builder, put_hash(builder, previous))
-    fb.ClassicMessageBlockSketchAddLastMessageHash(builder, put_hash(builder, parse_message_id(block.messages[-1].id)))
-    sketch_at = fb.ClassicMessageBlockSketchEnd(builder)
-    sigs_at = put_rle(builder, sigs)
-    crypto = builder.CreateByteVector(block.signatures)
+def _content_column(block: Planned, dicts: Dictionaries) -> text.TextColumn:
     shapes = list(map(dicts.chains[SKELETONS].index.get, block.skeletons.values))
     if None in shapes:
         raise MissingDictionary("the dictionaries lack a content skeleton: extend them first (new_entries)")
     skeletons = np.array(shapes, dtype=np.int64)[block.skeletons.index]
-    column = text.encode_column(skeletons, block.tokens, dicts.chains[TOKENS].shared)
+    return text.encode_column(skeletons, block.tokens, dicts.chains[TOKENS].shared)
+
+
+def _put_classic(
+    builder: flatbuffers.Builder,
+    block: Planned,
+    sigs: npt.NDArray[np.int64],
+    hashes: tuple[bytes, bytes | None, bytes],
+    column: text.TextColumn,
+) -> int:
+    author, previous, last = hashes
+    fb.ClassicMessageBlockSketchStart(builder)
+    fb.ClassicMessageBlockSketchAddAuthor(builder, put_hash(builder, author))
+    if previous is not None:
+        fb.ClassicMessageBlockSketchAddPreviousMessageHash(builder, put_hash(builder, previous))
+    fb.ClassicMessageBlockSketchAddLastMessageHash(builder, put_hash(builder, last))
+    sketch_at = fb.ClassicMessageBlockSketchEnd(builder)
+    sigs_at = put_rle(builder, sigs)
+    crypto = builder.CreateByteVector(block.signatures)
     flex_at = builder.CreateByteVector(_flex_messages(column))
     fb.ClassicMessageBlockStart(builder)
     fb.ClassicMessageBlockAddSketch(builder, sketch_at)
