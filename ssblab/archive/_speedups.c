@@ -1246,68 +1246,108 @@ static int tokenize(Intern *t, const Buf *leaves, Buf *stream) {
     return 0;
 }
 
-/* repeated_tokens(lists, hashes) -> the tokens (bytes) that occur more than once across the lists, in the order
- * first met: what block._shared_candidates counts, without a Python dict of every token. hashes holds, per list,
- * the hash_bytes of each of its tokens as int64 (what plan_block returns beside them). */
+typedef struct { /* a token first met: its hash and first 8 bytes (zero-padded), where it lies, in how many blocks */
+    uint64_t hash, head;
+    const unsigned char *text;
+    uint32_t len, count;
+} Met;
+
+/* repeated_tokens(texts, offsets, hashes) -> the tokens (bytes) met in more than one block, in the order first met:
+ * what block._shared_candidates counts, without a Python object per token. Per block: its distinct tokens end to
+ * end, their n + 1 int64 offsets and their int64 hash_bytes (what plan_block returns). */
 static PyObject *repeated_tokens(PyObject *self, PyObject *args) {
-    PyObject *lists, *hashes;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &lists, &PyList_Type, &hashes)) return NULL;
-    Py_ssize_t n_lists = PyList_GET_SIZE(lists), total = 0;
-    if (PyList_GET_SIZE(hashes) != n_lists) goto bad;
-    for (Py_ssize_t b = 0; b < n_lists; b++) {
-        PyObject *list = PyList_GET_ITEM(lists, b), *h = PyList_GET_ITEM(hashes, b);
-        if (!PyList_Check(list) || !PyBytes_Check(h) || PyBytes_GET_SIZE(h) != 8 * PyList_GET_SIZE(list)) goto bad;
-        total += PyList_GET_SIZE(list);
+    PyObject *texts, *offsets, *hashes, *out = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &texts, &PyList_Type, &offsets, &PyList_Type, &hashes))
+        return NULL;
+    Py_ssize_t n_blocks = PyList_GET_SIZE(texts), n_views = 0, total = 0;
+    if (PyList_GET_SIZE(offsets) != n_blocks || PyList_GET_SIZE(hashes) != n_blocks) {
+        PyErr_SetString(PyExc_ValueError, "repeated_tokens: texts, offsets and hashes of as many blocks");
+        return NULL;
     }
-    if ((uint64_t)total >= UINT32_MAX / 2) return PyErr_NoMemory(); /* slots hold 32-bit indexes */
-    size_t size = 16;
-    while (size < 2 * (size_t)total) size *= 2;
-    /* open addressing: each slot the index + 1 of a token first met (0: empty), its hash and count beside it */
-    uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t)), *counts = PyMem_Calloc(total + 1, sizeof(uint32_t));
-    uint64_t *keys = PyMem_Malloc((total + 1) * sizeof(uint64_t));
-    PyObject **tokens = PyMem_Malloc((total + 1) * sizeof(PyObject *)), *out = NULL;
-    size_t n = 0;
-    if (!slots || !counts || !keys || !tokens) {
+    Py_buffer *views = PyMem_Calloc(3 * n_blocks + 1, sizeof(Py_buffer));
+    Pieces *blocks = PyMem_Calloc(n_blocks + 1, sizeof(Pieces));
+    uint64_t *slots = NULL; /* open addressing: a hash tag (high half) beside an index + 1 into met (0: empty) */
+    Met *met = NULL;
+    size_t n = 0, mask = 0;
+    if (!views || !blocks) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t b = 0; b < n_lists; b++) {
-        PyObject *list = PyList_GET_ITEM(lists, b);
-        const char *h = PyBytes_AS_STRING(PyList_GET_ITEM(hashes, b));
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
-            PyObject *tok = PyList_GET_ITEM(list, i);
-            if (!PyBytes_Check(tok)) {
-                PyErr_SetString(PyExc_TypeError, "repeated_tokens takes lists of bytes");
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        Py_buffer *v = &views[3 * b];
+        PyObject *parts[3] = {PyList_GET_ITEM(texts, b), PyList_GET_ITEM(offsets, b), PyList_GET_ITEM(hashes, b)};
+        for (int k = 0; k < 3; k++, n_views++)
+            if (PyObject_GetBuffer(parts[k], &v[k], PyBUF_SIMPLE) < 0) goto done;
+        if (pieces_of(&blocks[b], &v[0], &v[1], "repeated_tokens") < 0) goto done;
+        if (v[2].len != 8 * blocks[b].n) {
+            PyErr_SetString(PyExc_ValueError, "repeated_tokens: one int64 hash per token");
+            goto done;
+        }
+        total += blocks[b].n;
+    }
+    if ((uint64_t)total >= UINT32_MAX / 2) {
+        PyErr_NoMemory(); /* indexes and lengths are 32-bit */
+        goto done;
+    }
+    size_t size = 16;
+    while (2 * size < 3 * (size_t)total) size *= 2; /* no fuller than 2/3, and less as tokens repeat */
+    mask = size - 1;
+    slots = PyMem_Calloc(size, sizeof(uint64_t));
+    met = PyMem_Malloc((total + 1) * sizeof(Met));
+    if (!slots || !met) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        const Pieces *block = &blocks[b];
+        const unsigned char *h = views[3 * b + 2].buf;
+        for (Py_ssize_t k = 0; k < block->n; k++) {
+            if (k + 16 < block->n) { /* most lookups miss the cache: fetch the slots a few tokens ahead */
+                uint64_t ahead;
+                memcpy(&ahead, h + 8 * (k + 16), 8);
+                __builtin_prefetch(&slots[ahead & mask]);
+            }
+            const unsigned char *tok;
+            int64_t len;
+            uint64_t key;
+            if (piece(block, k, &tok, &len) < 0 || len > UINT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, "repeated_tokens: offsets outside the texts");
                 goto done;
             }
-            uint64_t key;
-            memcpy(&key, h + 8 * i, 8);
-            size_t at = key & (size - 1);
-            for (; slots[at]; at = (at + 1) & (size - 1)) {
-                PyObject *met = tokens[slots[at] - 1];
-                if (keys[slots[at] - 1] == key && PyBytes_GET_SIZE(met) == PyBytes_GET_SIZE(tok) &&
-                    !memcmp(PyBytes_AS_STRING(met), PyBytes_AS_STRING(tok), PyBytes_GET_SIZE(tok)))
+            memcpy(&key, h + 8 * k, 8);
+            uint64_t head = 0, tag = key & 0xFFFFFFFF00000000ULL;
+            memcpy(&head, tok, len < 8 ? len : 8);
+            size_t at = key & mask;
+            for (; slots[at]; at = (at + 1) & mask) {
+                const Met *known = &met[(slots[at] & 0xFFFFFFFF) - 1];
+                if ((slots[at] & 0xFFFFFFFF00000000ULL) == tag && known->hash == key && known->len == len &&
+                    known->head == head && (len <= 8 || !memcmp(known->text + 8, tok + 8, len - 8)))
                     break;
             }
-            if (!slots[at]) slots[at] = (uint32_t)++n, keys[n - 1] = key, tokens[n - 1] = tok;
-            counts[slots[at] - 1]++;
+            if (!slots[at]) {
+                slots[at] = tag | ++n;
+                met[n - 1] = (Met){key, head, tok, (uint32_t)len, 0};
+            }
+            met[(slots[at] & 0xFFFFFFFF) - 1].count++;
         }
     }
     if (!(out = PyList_New(0))) goto done;
-    for (size_t k = 0; k < n; k++)
-        if (counts[k] > 1 && PyList_Append(out, tokens[k]) < 0) {
+    for (size_t k = 0; k < n; k++) {
+        PyObject *tok = met[k].count > 1 ? PyBytes_FromStringAndSize((const char *)met[k].text, met[k].len) : NULL;
+        if (met[k].count > 1 && (!tok || PyList_Append(out, tok) < 0)) {
+            Py_XDECREF(tok);
             Py_CLEAR(out);
             break;
         }
+        Py_XDECREF(tok);
+    }
 done:
+    for (Py_ssize_t k = 0; views && k < n_views; k++) PyBuffer_Release(&views[k]);
+    PyMem_Free(views);
+    PyMem_Free(blocks);
     PyMem_Free(slots);
-    PyMem_Free(counts);
-    PyMem_Free(keys);
-    PyMem_Free(tokens);
+    PyMem_Free(met);
     return out;
-bad:
-    PyErr_SetString(PyExc_TypeError, "repeated_tokens takes lists of bytes and, per list, their int64 hashes");
-    return NULL;
 }
 
 /* token_slots(data, offsets) -> the table encode_column finds shared tokens by (the pieces of data and offsets,
@@ -1343,7 +1383,9 @@ done:
     return out;
 }
 
-/* The id of the shared token tok, whose hash_bytes is h, in a token_slots table, or -1. */
+/* The id of the shared token tok, whose hash_bytes is h, in a token_slots table (made of these shared tokens), or
+ * -1. A slot's first 8 bytes and length are the whole of a short token: only longer ones are compared with the
+ * dictionary's text. */
 static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len,
                            uint64_t h) {
     const Slot *slot = slots->buf;
@@ -1351,10 +1393,11 @@ static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const u
     uint64_t head = 0;
     memcpy(&head, tok, len < 8 ? len : 8); /* tok is a bytes object's: no padding to read a whole word from */
     for (size_t at = h & mask, probes = 0; slot[at].index && probes <= mask; at = (at + 1) & mask, probes++) {
-        if (slot[at].head != head || slot[at].len != len) continue;
         int64_t k = (int64_t)slot[at].index - 1, size;
+        if (slot[at].head != head || slot[at].len != len || k >= shared->n) continue;
+        if (len <= 8) return k;
         const unsigned char *start;
-        if (k < shared->n && piece(shared, k, &start, &size) == 0 && (size_t)size == len && !memcmp(start, tok, len))
+        if (piece(shared, k, &start, &size) == 0 && (size_t)size == len && !memcmp(start + 8, tok + 8, len - 8))
             return k;
     }
     return -1;
@@ -1509,29 +1552,32 @@ typedef struct { /* a block dictionary entry: its kind, and its shared id or whe
     int64_t at, size;
 } Entry;
 
-/* encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the
- * ten parts of text.TextColumn; the shared TOKEN dictionary comes as its tokens end to end and their token_slots
- * table, and hashes holds the hash_bytes of each distinct token as int64. */
+/* encode_column(data, offsets, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) ->
+ * the ten parts of text.TextColumn. The block's distinct tokens come end to end with their n + 1 offsets, hashes
+ * holds the hash_bytes of each as int64; the shared TOKEN dictionary comes as its tokens end to end and their
+ * token_slots table. */
 static PyObject *encode_column(PyObject *self, PyObject *args) {
-    PyObject *distinct;
-    Py_buffer hashes, counts, stream, shared_data, shared_offsets, slots, skeletons;
-    if (!PyArg_ParseTuple(args, "O!y*y*y*y*y*y*y*", &PyList_Type, &distinct, &hashes, &counts, &stream, &shared_data,
+    Py_buffer data, offsets, hashes, counts, stream, shared_data, shared_offsets, slots, skeletons;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*", &data, &offsets, &hashes, &counts, &stream, &shared_data,
                           &shared_offsets, &slots, &skeletons))
         return NULL;
-    Pieces shared;
-    Py_ssize_t n = PyList_GET_SIZE(distinct), n_stream = stream.len / 8, n_skel = skeletons.len / 8;
+    Pieces distinct, shared;
+    Py_ssize_t n = 0, n_stream = stream.len / 8, n_skel = skeletons.len / 8;
     PyObject *parts[10] = {0}, *result = NULL;
     int64_t *order = NULL, *rank_of = NULL, *tail = NULL, *ids = NULL, *sizes = NULL, *skel = NULL;
     Entry *entries = NULL;
     Buf kinds = {0}, payload = {0}, ranks = {0}, own = {0}; /* own: the payloads of the entries not shared */
     unsigned char *raw = NULL;
+    if (pieces_of(&distinct, &data, &offsets, "encode_column") < 0 ||
+        pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0)
+        goto done;
+    n = distinct.n;
     if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 8 || skeletons.len % 8 ||
         slots.len < (Py_ssize_t)sizeof(Slot) || slots.len & (slots.len - 1) || (uintptr_t)slots.buf % _Alignof(Slot)) {
         PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count and hash per token, int64 streams and "
                                           "skeleton ids, and a token_slots table");
         goto done;
     }
-    if (pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0) goto done;
     order = PyMem_Malloc((n + 1) * sizeof(int64_t));
     rank_of = PyMem_Malloc((n + 1) * sizeof(int64_t));
     tail = PyMem_Calloc(n + 1, sizeof(int64_t));
@@ -1552,15 +1598,20 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    size_t raw_cap = 0;
+    size_t raw_cap = 0, mask = slots.len / sizeof(Slot) - 1;
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *tok = PyList_GET_ITEM(distinct, k);
-        if (!PyBytes_Check(tok)) {
-            PyErr_SetString(PyExc_TypeError, "encode_column: tokens must be bytes");
+        if (k + 8 < n) { /* the lookups wait on memory: fetch the slots a few tokens ahead */
+            uint64_t ahead;
+            memcpy(&ahead, (const char *)hashes.buf + 8 * (k + 8), 8);
+            __builtin_prefetch((const Slot *)slots.buf + (ahead & mask));
+        }
+        const unsigned char *text;
+        int64_t length;
+        if (piece(&distinct, k, &text, &length) < 0) {
+            PyErr_SetString(PyExc_ValueError, "encode_column: token offsets outside the tokens");
             goto done;
         }
-        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(tok);
-        size_t len = PyBytes_GET_SIZE(tok);
+        size_t len = (size_t)length;
         uint64_t h;
         memcpy(&h, (const char *)hashes.buf + 8 * k, 8);
         int64_t id = find_shared(&slots, &shared, text, len, h);
@@ -1660,6 +1711,8 @@ done:
     PyMem_Free(own.data);
     PyMem_Free(ranks.data);
     PyMem_Free(raw);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
     PyBuffer_Release(&hashes);
     PyBuffer_Release(&counts);
     PyBuffer_Release(&stream);
@@ -2335,14 +2388,15 @@ static PyObject *type_of(PyObject *value) {
 }
 
 /* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
- * types, type indexes, skeletons, skeleton indexes, distinct tokens, their int64 hash_bytes, int64 counts, int64
- * token stream): each list of distinct values first met first, each index an int64 per message; block.plan of a block of
- * Message tuples (value, encoded, id), or None when something is for the Python route to report (a message that
- * is not the author's next one, a text that will not encode, a content holding 0x00).
+ * types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their n + 1 int64 offsets, their
+ * int64 hash_bytes, int64 counts, int64 token stream): each list of distinct values first met first, each index an
+ * int64 per message; block.plan of a block of Message tuples (value, encoded, id), or None when something is for
+ * the Python route to report (a message that is not the author's next one, a text that will not encode, a content
+ * holding 0x00).
  *
  * Most envelopes are settled from the encoding alone (split_text), without touching the parsed value; the
  * others take envelope.split's own route over the value (split_value). Contents are flattened where they lie in
- * the encodings, skeletons and types are interned, and the leaf texts of the block are tokenized in one pass. */
+ * the encodings, skeletons and types are interned, and each content's leaves are tokenized as soon as cut. */
 
 static const size_t ENVELOPE_LEN[7] = {8, 6, 8, 9, 4, 7, 9};
 
@@ -2625,8 +2679,8 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
                           &PyFrozenSet_Type, &keys_as_data))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *hashes = NULL, *counts = NULL, *ranks = NULL;
-    PyObject *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
+    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *offsets = NULL, *hashes = NULL, *counts = NULL;
+    PyObject *ranks = NULL, *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
     PyObject *order_index = PyBytes_FromStringAndSize(NULL, 8 * n), *type_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     PyObject *skeleton_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     Coded orders = {PyList_New(0), NULL}, types = {PyList_New(0), PyDict_New()};
@@ -2697,7 +2751,9 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         memcpy(PyBytes_AS_STRING(skeleton_index) + 8 * i, &shape, 8);
         if (!(ex.previous = PyUnicode_AsUTF8AndSize(id, &ex.previous_len))) goto fallback;
     }
-    if (!(skeletons = PyList_New(shapes.n)) || !(distinct = PyList_New(tokens.n)) ||
+    if (!(skeletons = PyList_New(shapes.n)) ||
+        !(distinct = PyBytes_FromStringAndSize((const char *)tokens.text.data, tokens.text.len)) ||
+        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (tokens.n + 1))) ||
         !(counts = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)) || !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
         goto done;
     for (size_t k = 0; k < shapes.n; k++) {
@@ -2708,15 +2764,15 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
     int64_t *count = (int64_t *)PyBytes_AS_STRING(counts), *indexes = (int64_t *)stream.data; /* both 8-aligned */
     memset(count, 0, 8 * tokens.n);
     for (size_t j = 0; j < stream.len / 8; j++) count[indexes[j]]++;
+    int64_t *starts = (int64_t *)PyBytes_AS_STRING(offsets);
     for (size_t k = 0; k < tokens.n; k++) {
         memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &tokens.items[k].hash, 8);
-        PyObject *item = interned_bytes(&tokens, k);
-        if (!item) goto done;
-        PyList_SET_ITEM(distinct, k, item);
+        starts[k] = (int64_t)tokens.items[k].start;
     }
+    starts[tokens.n] = (int64_t)tokens.text.len;
     if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
-        result = PyTuple_Pack(12, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
-                              skeleton_index, distinct, hashes, counts, ranks);
+        result = PyTuple_Pack(13, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
+                              skeleton_index, distinct, offsets, hashes, counts, ranks);
     goto done;
 fallback:
     PyErr_Clear();
@@ -2733,6 +2789,7 @@ done:
     Py_XDECREF(skeleton_index);
     Py_XDECREF(skeletons);
     Py_XDECREF(distinct);
+    Py_XDECREF(offsets);
     Py_XDECREF(hashes);
     Py_XDECREF(counts);
     Py_XDECREF(ranks);
@@ -2753,8 +2810,8 @@ static PyMethodDef methods[] = {
     {"store_skeleton", store_skeleton, METH_O, "store_skeleton(skeleton) -> its stored form, as text.store_skeleton"},
     {"shared_tokens", shared_tokens, METH_O, "shared_tokens(entries) -> the token of each TOKEN dictionary entry"},
     {"encode_column", encode_column, METH_VARARGS,
-     "encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> "
-     "the ten parts of text.TextColumn"},
+     "encode_column(data, offsets, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) "
+     "-> the ten parts of text.TextColumn"},
     {"block_blob", block_blob, METH_VARARGS,
      "block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts, "
      "heads) -> the MessageBlock blob of these fields, as block.encode_block builds it, or None"},
@@ -2762,11 +2819,11 @@ static PyMethodDef methods[] = {
      "token_slots(data, offsets) -> the hash table of distinct tokens that encode_column looks shared tokens up in"},
     {"plan_block", plan_block, METH_VARARGS,
      "plan_block(messages, author, previous, first, keys_as_data) -> (int64 timestamps, signatures, orders, "
-     "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens, their int64 hashes, int64 "
-     "counts, int64 token indexes) or None"},
+     "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their int64 "
+     "offsets, their int64 hashes, int64 counts, int64 token indexes) or None"},
     {"repeated_tokens", repeated_tokens, METH_VARARGS,
-     "repeated_tokens(lists, hashes) -> the tokens occurring more than once across the lists of bytes, first met "
-     "first"},
+     "repeated_tokens(texts, offsets, hashes) -> the tokens met in more than one block (each block's distinct "
+     "tokens end to end, their int64 offsets and hashes), first met first"},
     {"shared_entries", shared_entries, METH_O, "shared_entries(tokens) -> text.shared_entry of each token"},
     {"id_texts", id_texts, METH_O, "id_texts(digests) -> the message id of each 32-byte digest, 52 bytes each"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},
