@@ -1143,6 +1143,7 @@ typedef struct {
     Interned *items;
     size_t n, cap;
     Buf text;
+    uint32_t single[256]; /* the index + 1 of each one-byte text met (a quarter of the tokens): no hash, no probe */
 } Intern;
 
 static inline uint64_t first_word(const unsigned char *p, size_t len) { /* p has 8 readable bytes */
@@ -1154,9 +1155,14 @@ static inline uint64_t rotate(uint64_t x, int bits) { return x << bits | x >> (6
 
 #define MIX 0xFF51AFD7ED558CCDULL
 
-/* A hash of p[:len] (p has 8 readable bytes past it). Long texts (skeletons, boxes) go through four lanes, whose
- * multiplications do not wait on each other. */
+/* A hash of p[:len] (p has 8 readable bytes past it). A short text (most tokens) takes one multiplication, whose
+ * high bits are folded down into the low bits that index the tables; long texts (skeletons, boxes) go through four
+ * lanes, whose multiplications do not wait on each other. */
 static inline uint64_t hash_bytes(const unsigned char *p, size_t len) {
+    if (len <= 8) {
+        uint64_t h = (first_word(p, len) ^ (uint64_t)len << 59) * 0x9E3779B97F4A7C15ULL;
+        return h ^ h >> 29;
+    }
     uint64_t h = (0x9E3779B97F4A7C15ULL ^ len) * MIX;
     size_t k = 0;
     if (len >= 32) {
@@ -1206,6 +1212,7 @@ static int intern_grow(Intern *t) {
 
 /* The index of the text p[:len] (p has 8 readable bytes past it), added when new; -1 on failure. */
 static inline int64_t intern(Intern *t, const unsigned char *p, size_t len) {
+    if (len == 1 && t->single[*p]) return t->single[*p] - 1;
     if (t->n == t->cap && intern_grow(t) < 0) return -1;
     if (len > UINT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "a token or skeleton of 4 GiB or more");
@@ -1224,6 +1231,7 @@ static inline int64_t intern(Intern *t, const unsigned char *p, size_t len) {
     t->items[t->n] = (Interned){h, t->text.len, len};
     put(&t->text, p, len);
     memset(t->text.data + t->text.len, 0, 8); /* the padding */
+    if (len == 1) t->single[*p] = (uint32_t)(t->n + 1);
     return (int64_t)t->n++;
 }
 
@@ -1564,7 +1572,8 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
     Pieces distinct, shared;
     Py_ssize_t n = 0, n_stream = stream.len / 8, n_skel = skeletons.len / 8;
     PyObject *parts[10] = {0}, *result = NULL;
-    int64_t *order = NULL, *rank_of = NULL, *tail = NULL, *ids = NULL, *sizes = NULL, *skel = NULL;
+    int64_t *order = NULL, *rank_of = NULL, *occurrences = NULL, *tail = NULL, *ids = NULL, *sizes = NULL;
+    int64_t *skel = NULL;
     Entry *entries = NULL;
     Buf kinds = {0}, payload = {0}, ranks = {0}, own = {0}; /* own: the payloads of the entries not shared */
     unsigned char *raw = NULL;
@@ -1580,11 +1589,12 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
     }
     order = PyMem_Malloc((n + 1) * sizeof(int64_t));
     rank_of = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    occurrences = PyMem_Calloc(n + 1, sizeof(int64_t));
     tail = PyMem_Calloc(n + 1, sizeof(int64_t));
     ids = PyMem_Malloc((n + 1) * sizeof(int64_t));
     sizes = PyMem_Malloc((n + 1) * sizeof(int64_t));
     skel = PyMem_Malloc((n_skel + 1) * sizeof(int64_t));
-    if (!order || !rank_of || !tail || !ids || !sizes || !skel) {
+    if (!order || !rank_of || !occurrences || !tail || !ids || !sizes || !skel) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1652,8 +1662,9 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "encode_column: a token index beyond the tokens");
             goto done;
         }
-        tail[rank_of[tokens[i]]]++;
+        occurrences[tokens[i]]++;
     }
+    for (Py_ssize_t k = 0; k < n; k++) tail[rank_of[k]] = occurrences[k];
     for (Py_ssize_t r = n - 1; r >= 0; r--) tail[r] += tail[r + 1]; /* tail[r]: how many ranks are >= r */
     int s = best_s(tail, n);
     if (!s) {
@@ -1669,18 +1680,19 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t rank = 0; rank < n; rank++) {
+    for (Py_ssize_t k = 0; k < n; k++) { /* by token, so that the stream is coded with one lookup a token */
+        int64_t rank = rank_of[k];
         int len = 1;
         while (len < 4 && rank >= bases[len]) len++;
         int64_t rest = rank - bases[len - 1], digits = rest / s;
-        Codeword *w = &codeword[rank];
+        Codeword *w = &codeword[k];
         memset(w, 0, sizeof *w);
         w->bytes[len - 1] = (unsigned char)(rest % s);
         for (int back = 1; back < len; back++, digits /= c) w->bytes[len - 1 - back] = (unsigned char)(s + digits % c);
         w->len = (unsigned char)len;
     }
     for (Py_ssize_t i = 0; i < n_stream; i++) {
-        const Codeword *w = &codeword[rank_of[tokens[i]]];
+        const Codeword *w = &codeword[tokens[i]];
         memcpy(ranks.data + ranks.len, w->bytes, 4); /* the buffer keeps room for a whole word past the last one */
         ranks.len += w->len;
     }
@@ -1701,6 +1713,7 @@ done:
     for (int k = 0; k < 10; k++) Py_XDECREF(parts[k]);
     PyMem_Free(order);
     PyMem_Free(rank_of);
+    PyMem_Free(occurrences);
     PyMem_Free(tail);
     PyMem_Free(ids);
     PyMem_Free(sizes);
