@@ -83,7 +83,9 @@ def build_archives(
         raise NotArchivable("cannot archive an empty feed")
     dicts, dict_blobs = base.extended(blocks.new_entries([b for p in planned for b in p], base))
     archives, builder = [], flatbuffers.Builder(1 << 16)
-    for feed_blocks in planned:
+    planned.reverse()
+    while planned:  # each feed's planned blocks let go of once coded: the blobs take their memory
+        feed_blocks = planned.pop()
         coded = tuple(blocks.encode_block(b, dicts, builder) for b in feed_blocks)
         refs: list[BlockRef] = []
         for planned_block, data in zip(feed_blocks, coded, strict=True):
