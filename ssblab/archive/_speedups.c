@@ -1151,6 +1151,14 @@ static inline uint64_t first_word(const unsigned char *p, size_t len) { /* p has
     return len >= 8 ? word : word & ((1ULL << (8 * len)) - 1);
 }
 
+/* Whether a and b agree from byte 8 to byte len (len > 8), compared a word at a time, the last word overlapping the
+ * one before: inline, because a call to memcmp for these few bytes costs more than the compare. */
+static inline int same_tail(const unsigned char *a, const unsigned char *b, size_t len) {
+    for (size_t k = 8; k + 8 < len; k += 8)
+        if (load_word(a + k) != load_word(b + k)) return 0;
+    return load_word(a + len - 8) == load_word(b + len - 8);
+}
+
 static inline uint64_t rotate(uint64_t x, int bits) { return x << bits | x >> (64 - bits); }
 
 #define MIX 0xFF51AFD7ED558CCDULL
@@ -1223,7 +1231,7 @@ static inline int64_t intern(Intern *t, const unsigned char *p, size_t len) {
     for (; t->slots[at].index; at = (at + 1) & t->mask) {
         const Slot *slot = &t->slots[at];
         if (slot->head == head && slot->len == len &&
-            (len <= 8 || !memcmp(t->text.data + t->items[slot->index - 1].start + 8, p + 8, len - 8)))
+            (len <= 8 || same_tail(t->text.data + t->items[slot->index - 1].start, p, len)))
             return slot->index - 1;
     }
     if (reserve(&t->text, len + 8) < 0) return -1;
@@ -1329,7 +1337,7 @@ static PyObject *repeated_tokens(PyObject *self, PyObject *args) {
             for (; slots[at]; at = (at + 1) & mask) {
                 const Met *known = &met[(slots[at] & 0xFFFFFFFF) - 1];
                 if ((slots[at] & 0xFFFFFFFF00000000ULL) == tag && known->hash == key && known->len == len &&
-                    known->head == head && (len <= 8 || !memcmp(known->text + 8, tok + 8, len - 8)))
+                    known->head == head && (len <= 8 || same_tail(known->text, tok, len)))
                     break;
             }
             if (!slots[at]) {
@@ -1405,7 +1413,7 @@ static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const u
         if (slot[at].head != head || slot[at].len != len || k >= shared->n) continue;
         if (len <= 8) return k;
         const unsigned char *start;
-        if (piece(shared, k, &start, &size) == 0 && (size_t)size == len && !memcmp(start + 8, tok + 8, len - 8))
+        if (piece(shared, k, &start, &size) == 0 && (size_t)size == len && same_tail(start, tok, len))
             return k;
     }
     return -1;
@@ -2665,23 +2673,26 @@ static Py_ssize_t order_place(Coded *orders, int codes[17], const int order[7], 
     return failed ? -1 : n;
 }
 
-/* Messages sit apart in memory: fetch the encodings and ids a few messages ahead, then the encodings' lines, so that
- * reading them does not wait on memory (the tuples were read by the first pass). */
+/* Whether a block's list item is a Message tuple (value, encoded, id), whose items may be read. */
+static inline int is_message(PyObject *msg) { return PyTuple_Check(msg) && PyTuple_GET_SIZE(msg) == 3; }
+
+/* A feed's messages sit apart in memory (interleaved with other feeds' when generated or received together):
+ * fetch each message's tuple 16 messages ahead, its encoding and id 8 ahead, then the encoding's lines 4 ahead,
+ * so that reading them does not wait on memory. */
 static inline void prefetch_messages(PyObject *messages, Py_ssize_t i) {
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    if (i + 4 < n) {
-        PyObject *msg = PyList_GET_ITEM(messages, i + 4);
+    if (i + 16 < n) __builtin_prefetch(PyList_GET_ITEM(messages, i + 16));
+    PyObject *msg = i + 8 < n ? PyList_GET_ITEM(messages, i + 8) : NULL;
+    if (msg && is_message(msg)) {
         __builtin_prefetch(PyTuple_GET_ITEM(msg, 1));
         __builtin_prefetch(PyTuple_GET_ITEM(msg, 2));
     }
-    if (i + 2 < n) {
-        PyObject *enc = PyTuple_GET_ITEM(PyList_GET_ITEM(messages, i + 2), 1);
-        if (PyBytes_Check(enc)) {
-            const char *s = PyBytes_AS_STRING(enc);
-            Py_ssize_t size = PyBytes_GET_SIZE(enc);
-            for (Py_ssize_t at = 64; at < size; at += 64) __builtin_prefetch(s + at);
-            __builtin_prefetch(s + size - 1);
-        }
+    msg = i + 4 < n ? PyList_GET_ITEM(messages, i + 4) : NULL;
+    if (msg && is_message(msg) && PyBytes_Check(PyTuple_GET_ITEM(msg, 1))) {
+        const char *s = PyBytes_AS_STRING(PyTuple_GET_ITEM(msg, 1));
+        Py_ssize_t size = PyBytes_GET_SIZE(PyTuple_GET_ITEM(msg, 1));
+        for (Py_ssize_t at = 64; at < size; at += 64) __builtin_prefetch(s + at);
+        __builtin_prefetch(s + size - 1);
     }
 }
 
@@ -2713,12 +2724,9 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         goto fallback;
     int64_t last = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!PyTuple_Check(PyList_GET_ITEM(messages, i)) || PyTuple_GET_SIZE(PyList_GET_ITEM(messages, i)) != 3)
-            goto fallback;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
         prefetch_messages(messages, i);
         PyObject *msg = PyList_GET_ITEM(messages, i);
+        if (!is_message(msg)) goto fallback;
         PyObject *value = PyTuple_GET_ITEM(msg, 0), *enc = PyTuple_GET_ITEM(msg, 1), *id = PyTuple_GET_ITEM(msg, 2);
         if (!PyBytes_Check(enc) || !PyUnicode_Check(id)) goto fallback; /* the value is read only when needed */
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(enc);
