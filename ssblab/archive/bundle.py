@@ -60,6 +60,8 @@ class Archive:
 def _cut(feed: Sequence[Message], block_size: int) -> list[blocks.Planned]:
     if block_size < 1:
         raise NotArchivable(f"block size must be at least 1, got {block_size}")
+    if 0 < len(feed) <= block_size:  # one block: no copy of the feed's list (a young list of old messages, which
+        return [blocks.plan(feed)]  # each garbage collection meanwhile would visit one by one)
     return [blocks.plan(feed[i : i + block_size]) for i in range(0, len(feed), block_size)]
 
 
