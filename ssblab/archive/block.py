@@ -165,12 +165,13 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
                 ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
         for skeleton in block.skeletons.values:
             ident(SKELETONS, skeleton)
-    candidates = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
-    new[TOKENS] = {entry: i for i, entry in enumerate(candidates)}
-    return [list(d) for d in new]
+    entries = [list(d) for d in new]
+    entries[TOKENS] = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
+    return entries
 
 
 def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
+    """The new TOKEN entries, each once: the tokens repeated are distinct, and a token's entry gives it back."""
     repeated = [tok for tok in text.repeated([block.tokens for block in blocks]) if tok not in known]
     return [e for e in text.shared_entries(repeated) if len(e) > SHARED_MIN]
 
