@@ -2681,7 +2681,11 @@ static inline int is_message(PyObject *msg) { return PyTuple_Check(msg) && PyTup
  * so that reading them does not wait on memory. */
 static inline void prefetch_messages(PyObject *messages, Py_ssize_t i) {
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    if (i + 16 < n) __builtin_prefetch(PyList_GET_ITEM(messages, i + 16));
+    if (i + 16 < n) { /* all of the tuple: with its GC header before it, it may straddle two cache lines */
+        PyObject *ahead = PyList_GET_ITEM(messages, i + 16);
+        __builtin_prefetch(ahead);
+        __builtin_prefetch(((PyTupleObject *)ahead)->ob_item + 2);
+    }
     PyObject *msg = i + 8 < n ? PyList_GET_ITEM(messages, i + 8) : NULL;
     if (msg && is_message(msg)) {
         __builtin_prefetch(PyTuple_GET_ITEM(msg, 1));
