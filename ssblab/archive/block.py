@@ -163,8 +163,8 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
         for order in block.orders.values:
             if order is not None:
                 ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
-        for skeleton in block.skeletons.values:
-            ident(SKELETONS, skeleton)
+    shapes = dicts.chains[SKELETONS].index  # a few hundred a block: looked up without a call each
+    new[SKELETONS] = dict.fromkeys(s for block in blocks for s in block.skeletons.values if s not in shapes)
     entries = [list(d) for d in new]
     entries[TOKENS] = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
     return entries
