@@ -979,62 +979,6 @@ static int put_bytes(Buf *b, const void *p, size_t len) {
 
 static unsigned char LEAF_START[256]; /* the bytes a text.LEAF match can start with, filled at import */
 
-/* text.flatten of one content text: its skeleton onto skel, its leaves (each ended by 0x00) onto leaves. The
- * scan is text.LEAF's, alternative by alternative, at each position in turn (what re.split does). */
-static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *skel, Buf *leaves) {
-    for (size_t i = 0; i < n;) {
-        size_t run = i; /* bytes that cannot start a leaf go to the skeleton in one copy */
-        while (run < n && !LEAF_START[s[run]]) run++;
-        if (run > i) {
-            if (put_bytes(skel, s + i, run - i) < 0) return -1;
-            i = run;
-            continue;
-        }
-        unsigned c = s[i];
-        size_t end = 0; /* the end of a leaf candidate starting at i, 0 for none */
-        int key = 0;
-        if (c == '"') {
-            size_t j = i + 1; /* the first quote not escaped by a backslash */
-            for (;;) {
-                const unsigned char *quote = j < n ? memchr(s + j, '"', n - j) : NULL;
-                const unsigned char *slash = quote ? memchr(s + j, '\\', quote - (s + j)) : NULL;
-                if (!quote || !slash) {
-                    j = quote ? (size_t)(quote - s) : n;
-                    break;
-                }
-                j = slash - s + 2;
-            }
-            if (j < n) { /* else unterminated: no match here */
-                end = j + 1;
-                key = end < n && s[end] == ':';
-            }
-        } else if (is_digit(c) || (c == '-' && i + 1 < n && is_digit(s[i + 1]))) {
-            end = i + (c == '-') + 1;
-            while (end < n && in_number(s[end])) end++;
-        } else if (c == 't' || c == 'f' || c == 'n') {
-            const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-            size_t len = strlen(word);
-            if (n - i >= len && !memcmp(s + i, word, len)) end = i + len;
-        }
-        if (!end) {
-            if (put_bytes(skel, s + i, 1) < 0) return -1;
-            i++;
-            continue;
-        }
-        if (c == '"' && key && !keys_as_data) { /* a key stays in the skeleton */
-            if (put_bytes(skel, s + i, end + 1 - i) < 0) return -1;
-        } else {
-            int quoted = c == '"';
-            const char *hole = !quoted ? "\0" : key ? "\"\0\":" : "\"\0\"";
-            if (put_bytes(skel, hole, !quoted ? 1 : key ? 4 : 3) < 0 ||
-                put_bytes(leaves, s + i + quoted, end - i - 2 * quoted) < 0 || put_bytes(leaves, "\0", 1) < 0)
-                return -1;
-        }
-        i = end + key;
-    }
-    return 0;
-}
-
 /* The token classes of text.TOKEN's alternatives, by the byte a token starts with (filled at import). */
 enum { T_OTHER, T_ALPHA, T_DIGIT, T_B64_SIGN, T_SPACE, T_NEWLINE, T_HIGH, T_SIGIL };
 static unsigned char TOKEN_START[256];
@@ -1066,6 +1010,83 @@ static inline uint64_t space_bytes(uint64_t x) { return bytes_equal(x, ' '); }
 static inline uint64_t high_bytes(uint64_t x) { return x & HIGHS; }
 static inline uint64_t b64_bytes(uint64_t x) { /* [A-Za-z0-9+/]: '/' sits just below the digits */
     return alpha_bytes(x) | bytes_between(x, '/' - 1, '9' + 1) | bytes_equal(x, '+');
+}
+
+/* The end of the JSON string starting with the quote at s[i] (past its closing quote), or 0 when unterminated:
+ * the "[^"\\]*(?:\\.[^"\\]*)*" of text's expressions. Quotes and backslashes are looked for a word at a time, inline:
+ * most strings are keys and short values, where two calls to memchr cost more than the scan. */
+static size_t string_end(const unsigned char *s, size_t n, size_t i) {
+    size_t j = i + 1;
+    while (j + 8 <= n) {
+        uint64_t word = load_word(s + j), hit = bytes_equal(word, '"') | bytes_equal(word, '\\');
+        if (!hit) {
+            j += 8;
+            continue;
+        }
+        j += (size_t)__builtin_ctzll(hit) >> 3;
+        if (s[j] == '"') return j + 1;
+        j += 2; /* a backslash escapes the byte after it */
+    }
+    for (; j < n; j++) {
+        if (s[j] == '"') return j + 1;
+        if (s[j] == '\\') j++;
+    }
+    return 0;
+}
+
+/* put for pieces of a few bytes (most leaves and structure runs), by fixed-size moves rather than a call. */
+static inline void put_few(Buf *b, const unsigned char *p, size_t len) { /* after reserve */
+    if (len <= 16)
+        copy_short(b->data + b->len, p, (int64_t)len);
+    else
+        memcpy(b->data + b->len, p, len);
+    b->len += len;
+}
+
+/* text.flatten of one content text: its skeleton onto skel, its leaves (each ended by 0x00) onto leaves. The
+ * scan is text.LEAF's, alternative by alternative, at each position in turn (what re.split does). */
+static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *skel, Buf *leaves) {
+    /* a hole takes at most a byte more than its leaf, and a leaf its 0x00 end: neither part outgrows 2n */
+    if (reserve(skel, 2 * n) < 0 || reserve(leaves, 2 * n) < 0) return -1;
+    for (size_t i = 0; i < n;) {
+        size_t run = i; /* bytes that cannot start a leaf go to the skeleton in one copy */
+        while (run < n && !LEAF_START[s[run]]) run++;
+        if (run > i) {
+            put_few(skel, s + i, run - i);
+            i = run;
+            continue;
+        }
+        unsigned c = s[i];
+        size_t end = 0; /* the end of a leaf candidate starting at i, 0 for none */
+        int key = 0;
+        if (c == '"') {
+            end = string_end(s, n, i); /* 0: unterminated, no match here */
+            key = end && end < n && s[end] == ':';
+        } else if (is_digit(c) || (c == '-' && i + 1 < n && is_digit(s[i + 1]))) {
+            end = i + (c == '-') + 1;
+            while (end < n && in_number(s[end])) end++;
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+            size_t len = strlen(word);
+            if (n - i >= len && !memcmp(s + i, word, len)) end = i + len;
+        }
+        if (!end) {
+            put_few(skel, s + i, 1);
+            i++;
+            continue;
+        }
+        if (c == '"' && key && !keys_as_data) { /* a key stays in the skeleton */
+            put_few(skel, s + i, end + 1 - i);
+        } else {
+            int quoted = c == '"';
+            const char *hole = !quoted ? "\0" : key ? "\"\0\":" : "\"\0\"";
+            put_few(skel, (const unsigned char *)hole, !quoted ? 1 : key ? 4 : 3);
+            put_few(leaves, s + i + quoted, end - i - 2 * quoted);
+            leaves->data[leaves->len++] = 0;
+        }
+        i = end + key;
+    }
+    return 0;
 }
 
 /* How many bytes from p on pass test, 8 at a time; a byte that fails must come before the readable bytes end. */
@@ -2165,18 +2186,6 @@ done:
 }
 
 /* --- skeletons and shared tokens ------------------------------------------------------------------------------ */
-
-/* The end of the JSON string starting with the quote at s[i] (past its closing quote), or 0 when unterminated:
- * the "[^"\\]*(?:\\.[^"\\]*)*" of text's expressions. */
-static size_t string_end(const unsigned char *s, size_t n, size_t i) {
-    for (size_t j = i + 1;;) {
-        const unsigned char *quote = j < n ? memchr(s + j, '"', n - j) : NULL;
-        const unsigned char *slash = quote ? memchr(s + j, '\\', quote - (s + j)) : NULL;
-        if (!quote) return 0;
-        if (!slash) return quote - s + 1;
-        j = slash - s + 2;
-    }
-}
 
 static int put_indent(Buf *out, int64_t depth) {
     for (int64_t k = 0; k < depth; k++)
