@@ -1957,6 +1957,16 @@ static size_t b_runs(Builder *b, const Py_buffer *ids, size_t n, uint64_t *runs,
     return b_end(b);
 }
 
+/* flat.put_sketch: a MessageBlockSketch. */
+static size_t b_sketch(Builder *b, uint64_t length, uint64_t base, uint64_t first, uint64_t last) {
+    b_start(b, 4);
+    b_add_scalar(b, 0, length, 4);
+    b_add_scalar(b, 1, base, 4);
+    b_add_scalar(b, 2, first, 8);
+    b_add_scalar(b, 3, last, 8);
+    return b_end(b);
+}
+
 typedef struct { /* a dictionary chain head, as flat.DictRef */
     uint64_t kind, size;
     const unsigned char *blob_id;
@@ -2128,12 +2138,7 @@ static PyObject *block_blob(PyObject *self, PyObject *args) {
         deltas[i] = step << 1 ^ (0 - (step >> 63));
     }
     /* block.encode_block, call for call */
-    b_start(&b, 4);
-    b_add_scalar(&b, 0, n, 4);
-    b_add_scalar(&b, 1, base, 4);
-    b_add_scalar(&b, 2, (uint64_t)first, 8);
-    b_add_scalar(&b, 3, (uint64_t)last, 8);
-    size_t sketch = b_end(&b);
+    size_t sketch = b_sketch(&b, n, base, (uint64_t)first, (uint64_t)last);
     size_t deltas_at = b_svb(&b, deltas, n, 1, scratch);
     size_t types_at = b_runs(&b, &types, n, runs, lengths, scratch);
     /* block._put_classic */
@@ -2182,6 +2187,75 @@ done:
     PyBuffer_Release(&types);
     PyBuffer_Release(&sigs);
     PyBuffer_Release(&signatures);
+    return result;
+}
+
+/* bundle_blob(author, refs, heads) -> the Bundle blob that flat.build_bundle's builder route makes, or None when a
+ * value does not fit its field (that route reports it). refs: each block's (blob id, length, sequence base, first
+ * timestamp, last timestamp, previous blob id or None, last message hash); heads: as block_blob's. */
+static PyObject *bundle_blob(PyObject *self, PyObject *args) {
+    PyObject *author_arg, *refs, *heads_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO!O!", &author_arg, &PyList_Type, &refs, &PyTuple_Type, &heads_obj)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(refs);
+    const unsigned char *author;
+    Head heads[6];
+    int misfit;
+    Builder b = {.cap = 1024 + 256 * (size_t)n};
+    size_t *at = PyMem_Malloc((n + 1) * sizeof(size_t));
+    if (!at || !(b.data = PyMem_Malloc(b.cap))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (hash_arg(author_arg, 0, &author) < 0 || (misfit = heads_arg(heads_obj, heads)) < 0) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) { /* flat.build_bundle, call for call */
+        PyObject *blob_arg, *previous_arg, *last_arg, *numbers[4];
+        const unsigned char *blob_id, *previous, *last_hash;
+        uint64_t sketch[4];
+        static const uint64_t MAX[4] = {UINT32_MAX, UINT32_MAX, UINT64_MAX >> 1, UINT64_MAX >> 1};
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(refs, k), "OO!O!O!O!OO", &blob_arg, &PyLong_Type, &numbers[0],
+                              &PyLong_Type, &numbers[1], &PyLong_Type, &numbers[2], &PyLong_Type, &numbers[3],
+                              &previous_arg, &last_arg) ||
+            hash_arg(blob_arg, 0, &blob_id) < 0 || hash_arg(previous_arg, 1, &previous) < 0 ||
+            hash_arg(last_arg, 0, &last_hash) < 0)
+            goto done;
+        for (int j = 0; j < 4; j++) misfit = misfit || !fits_in(numbers[j], MAX[j], &sketch[j]);
+        if (misfit) break;
+        size_t sketch_at = b_sketch(&b, sketch[0], sketch[1], sketch[2], sketch[3]);
+        b_start(&b, 4);
+        b_hash(&b, blob_id);
+        b_field(&b, 0);
+        b_add_offset(&b, 1, sketch_at);
+        if (previous) {
+            b_hash(&b, previous);
+            b_field(&b, 2);
+        }
+        b_hash(&b, last_hash);
+        b_field(&b, 3);
+        at[k] = b_end(&b);
+    }
+    if (misfit) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    b_prep(&b, 4, 4 * (size_t)n); /* BundleStartMessageBlocksVector: StartVector(4, n, 4) */
+    b_prep(&b, 4, 4 * (size_t)n);
+    for (Py_ssize_t k = n - 1; k >= 0; k--) b_uoffset(&b, at[k]);
+    b_place(&b, (uint64_t)n, 4);
+    size_t vector = b.len, dicts = b_dict_set(&b, heads);
+    b_start(&b, 3);
+    b_hash(&b, author);
+    b_field(&b, 0);
+    b_add_offset(&b, 1, vector);
+    b_add_offset(&b, 2, dicts);
+    b_blob(&b, 4 /* Bundle */, b_end(&b));
+    if (b.failed > 0)
+        result = Py_NewRef(Py_None);
+    else if (!b.failed)
+        result = PyBytes_FromStringAndSize((const char *)b.data + b.cap - b.len, b.len);
+done:
+    PyMem_Free(at);
+    PyMem_Free(b.data);
+    PyMem_Free(b.vtables);
     return result;
 }
 
@@ -2849,6 +2923,8 @@ static PyMethodDef methods[] = {
     {"block_blob", block_blob, METH_VARARGS,
      "block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts, "
      "heads) -> the MessageBlock blob of these fields, as block.encode_block builds it, or None"},
+    {"bundle_blob", bundle_blob, METH_VARARGS,
+     "bundle_blob(author, refs, heads) -> the Bundle blob of these block refs, as flat.build_bundle builds it, or None"},
     {"token_slots", token_slots, METH_VARARGS,
      "token_slots(data, offsets) -> the hash table of distinct tokens that encode_column looks shared tokens up in"},
     {"plan_block", plan_block, METH_VARARGS,

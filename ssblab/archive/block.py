@@ -36,6 +36,7 @@ from ssblab.archive.flat import (
     DictSet,
     RawRuns,
     Sketch,
+    chain_heads,
     dict_set_of,
     expand_runs,
     finish,
@@ -217,10 +218,10 @@ def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Build
         parse_message_id(msgs[-1].id),
     )
     if _speedups is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
-        heads = tuple(None if r is None else (r.kind, r.blob_id, r.size) for r in dicts.heads.by_kind())
         blob = _speedups.block_blob(
-            first.sequence, stamps, types, sigs, block.signatures, *hashes, tuple(column.parts()), heads
-        )
+            first.sequence, stamps, types, sigs, block.signatures, *hashes, tuple(column.parts()),
+            chain_heads(dicts.heads),
+        )  # fmt: skip
         if blob is not None:
             return blob
     deltas = svb.zigzag(np.concatenate(([0], stamps[1:] - stamps[:-1])).astype(np.int64))

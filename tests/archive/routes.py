@@ -11,9 +11,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from ssblab.archive import arrow, block, rebuild, svb, text
+from ssblab.archive import arrow, block, flat, rebuild, svb, text
 
-MODULES = (svb, text, rebuild, arrow, block)
+MODULES = (svb, text, rebuild, arrow, block, flat)
 COMPILED = text._speedups is not None
 needs_compiled = pytest.mark.skipif(not COMPILED, reason="ssblab.archive._speedups is not built")
 
