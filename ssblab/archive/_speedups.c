@@ -1269,15 +1269,17 @@ static PyObject *interned_bytes(const Intern *t, size_t k) {
     return PyBytes_FromStringAndSize((const char *)t->text.data + t->items[k].start, t->items[k].len);
 }
 
-/* Cuts a padded leaf text into tokens, appending the index of each to stream (int64). */
+/* Cuts a padded leaf text into tokens, appending the index of each to stream (uint32: intern_grow keeps below 2**31
+ * texts). */
 static int tokenize(Intern *t, const Buf *leaves, Buf *stream) {
-    if (reserve(stream, 8 * leaves->len) < 0) return -1; /* at most a token a byte */
+    if (reserve(stream, 4 * leaves->len) < 0) return -1; /* at most a token a byte */
     for (size_t i = 0; i < leaves->len;) {
         size_t len = token_at(leaves->data + i, leaves->len - i);
         int64_t k = intern(t, leaves->data + i, len);
         if (k < 0) return -1;
-        memcpy(stream->data + stream->len, &k, 8);
-        stream->len += 8;
+        uint32_t index = (uint32_t)k;
+        memcpy(stream->data + stream->len, &index, 4);
+        stream->len += 4;
         i += len;
     }
     return 0;
@@ -1599,7 +1601,7 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
                           &shared_offsets, &slots, &skeletons))
         return NULL;
     Pieces distinct, shared;
-    Py_ssize_t n = 0, n_stream = stream.len / 8, n_skel = skeletons.len / 8;
+    Py_ssize_t n = 0, n_stream = stream.len / 4, n_skel = skeletons.len / 8;
     PyObject *parts[10] = {0}, *result = NULL;
     int64_t *order = NULL, *rank_of = NULL, *occurrences = NULL, *tail = NULL, *ids = NULL, *sizes = NULL;
     int64_t *skel = NULL;
@@ -1610,10 +1612,10 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0)
         goto done;
     n = distinct.n;
-    if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 8 || skeletons.len % 8 ||
+    if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 4 || (uintptr_t)stream.buf % 4 || skeletons.len % 8 ||
         slots.len < (Py_ssize_t)sizeof(Slot) || slots.len & (slots.len - 1) || (uintptr_t)slots.buf % _Alignof(Slot)) {
-        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count and hash per token, int64 streams and "
-                                          "skeleton ids, and a token_slots table");
+        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count and hash per token, an aligned uint32 "
+                                          "stream, int64 skeleton ids, and a token_slots table");
         goto done;
     }
     order = PyMem_Malloc((n + 1) * sizeof(int64_t));
@@ -1685,9 +1687,9 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         put(&payload, own.data + e->at, e->size);
         if (e->kind == LITERAL || e->kind == BASE64) sizes[n_sizes++] = e->size;
     }
-    const int64_t *tokens = stream.buf;
+    const uint32_t *tokens = stream.buf;
     for (Py_ssize_t i = 0; i < n_stream; i++) {
-        if (tokens[i] < 0 || tokens[i] >= n) {
+        if (tokens[i] >= n) {
             PyErr_SetString(PyExc_ValueError, "encode_column: a token index beyond the tokens");
             goto done;
         }
@@ -2493,7 +2495,7 @@ static PyObject *type_of(PyObject *value) {
 
 /* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
  * types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their n + 1 int64 offsets, their
- * int64 hash_bytes, int64 counts, int64 token stream): each list of distinct values first met first, each index an
+ * int64 hash_bytes, int64 counts, uint32 token stream): each list of distinct values first met first, each index an
  * int64 per message; block.plan of a block of Message tuples (value, encoded, id), or None when something is for
  * the Python route to report (a message that is not the author's next one, a text that will not encode, a content
  * holding 0x00).
@@ -2869,9 +2871,10 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         if (!item) goto done;
         PyList_SET_ITEM(skeletons, k, item);
     }
-    int64_t *count = (int64_t *)PyBytes_AS_STRING(counts), *indexes = (int64_t *)stream.data; /* both 8-aligned */
+    int64_t *count = (int64_t *)PyBytes_AS_STRING(counts); /* a bytes object's data is 8-aligned */
+    const uint32_t *indexes = (const uint32_t *)stream.data;
     memset(count, 0, 8 * tokens.n);
-    for (size_t j = 0; j < stream.len / 8; j++) count[indexes[j]]++;
+    for (size_t j = 0; j < stream.len / 4; j++) count[indexes[j]]++;
     int64_t *starts = (int64_t *)PyBytes_AS_STRING(offsets);
     for (size_t k = 0; k < tokens.n; k++) {
         memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &tokens.items[k].hash, 8);
@@ -2930,7 +2933,7 @@ static PyMethodDef methods[] = {
     {"plan_block", plan_block, METH_VARARGS,
      "plan_block(messages, author, previous, first, keys_as_data) -> (int64 timestamps, signatures, orders, "
      "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their int64 "
-     "offsets, their int64 hashes, int64 counts, int64 token indexes) or None"},
+     "offsets, their int64 hashes, int64 counts, uint32 token indexes) or None"},
     {"repeated_tokens", repeated_tokens, METH_VARARGS,
      "repeated_tokens(texts, offsets, hashes) -> the tokens met in more than one block (each block's distinct "
      "tokens end to end, their int64 offsets and hashes), first met first"},

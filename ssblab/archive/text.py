@@ -153,7 +153,7 @@ class Tokens:
 
     distinct: Pieces
     counts: I64
-    stream: I64
+    stream: npt.NDArray[np.uint32]  # a block holds fewer than 2**31 distinct tokens
     hashes: I64 | None = None
 
     def texts(self) -> list[bytes]:
@@ -168,7 +168,7 @@ def flatten_block(contents: Sequence[bytes], keys_as_data: Sequence[bool]) -> tu
     index: dict[bytes, int] = {}
     stream = [index.setdefault(t, len(index)) for t in TOKEN.findall(b"".join(f[1] for f in flat))]
     counts = np.bincount(np.array(stream, dtype=np.int64), minlength=len(index)).astype(np.int64)
-    return [f[0] for f in flat], Tokens(Pieces.of(list(index)), counts, np.array(stream, dtype=np.int64))
+    return [f[0] for f in flat], Tokens(Pieces.of(list(index)), counts, np.array(stream, dtype=np.uint32))
 
 
 def _canonical_b64(text: bytes) -> bytes | None:
@@ -265,9 +265,10 @@ class SharedTokens:
 def encode_column(skeleton_ids: I64, tokens: Tokens, shared: SharedTokens) -> TextColumn:
     """Code one block's content column from its tokens against the shared TOKEN dictionary."""
     if _speedups is not None and tokens.hashes is not None:
-        hashes, counts, stream, skeletons = (
-            np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, tokens.counts, tokens.stream, skeleton_ids)
+        hashes, counts, skeletons = (
+            np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, tokens.counts, skeleton_ids)
         )
+        stream = np.ascontiguousarray(tokens.stream, dtype=np.uint32)
         pieces, distinct = shared.pieces, tokens.distinct
         parts = _speedups.encode_column(
             distinct.data, distinct.offsets, hashes, counts, stream, pieces.data, pieces.offsets, shared.slots,
