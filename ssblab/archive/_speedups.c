@@ -1591,14 +1591,14 @@ typedef struct { /* a block dictionary entry: its kind, and its shared id or whe
     int64_t at, size;
 } Entry;
 
-/* encode_column(data, offsets, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) ->
+/* encode_column(data, offsets, hashes, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) ->
  * the ten parts of text.TextColumn. The block's distinct tokens come end to end with their n + 1 offsets, hashes
  * holds the hash_bytes of each as int64; the shared TOKEN dictionary comes as its tokens end to end and their
  * token_slots table. */
 static PyObject *encode_column(PyObject *self, PyObject *args) {
-    Py_buffer data, offsets, hashes, counts, stream, shared_data, shared_offsets, slots, skeletons;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*", &data, &offsets, &hashes, &counts, &stream, &shared_data,
-                          &shared_offsets, &slots, &skeletons))
+    Py_buffer data, offsets, hashes, stream, shared_data, shared_offsets, slots, skeletons;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*", &data, &offsets, &hashes, &stream, &shared_data, &shared_offsets,
+                          &slots, &skeletons))
         return NULL;
     Pieces distinct, shared;
     Py_ssize_t n = 0, n_stream = stream.len / 4, n_skel = skeletons.len / 8;
@@ -1612,10 +1612,10 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0)
         goto done;
     n = distinct.n;
-    if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 4 || (uintptr_t)stream.buf % 4 || skeletons.len % 8 ||
+    if (hashes.len != 8 * n || stream.len % 4 || (uintptr_t)stream.buf % 4 || skeletons.len % 8 ||
         slots.len < (Py_ssize_t)sizeof(Slot) || slots.len & (slots.len - 1) || (uintptr_t)slots.buf % _Alignof(Slot)) {
-        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count and hash per token, an aligned uint32 "
-                                          "stream, int64 skeleton ids, and a token_slots table");
+        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 hash per token, an aligned uint32 stream, int64 "
+                                          "skeleton ids, and a token_slots table");
         goto done;
     }
     order = PyMem_Malloc((n + 1) * sizeof(int64_t));
@@ -1629,10 +1629,15 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (rank_tokens(counts.buf, n, n_stream, order) < 0) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "encode_column: a token count out of range");
-        goto done;
+    const uint32_t *tokens = stream.buf;
+    for (Py_ssize_t i = 0; i < n_stream; i++) {
+        if (tokens[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "encode_column: a token index beyond the tokens");
+            goto done;
+        }
+        occurrences[tokens[i]]++;
     }
+    if (rank_tokens(occurrences, n, n_stream, order) < 0) goto done;
     /* Each token's entry in the order met (the tokens lie in memory in that order), then the entries by rank. */
     entries = PyMem_Malloc((n + 1) * sizeof(Entry));
     if (!entries) {
@@ -1686,14 +1691,6 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         }
         put(&payload, own.data + e->at, e->size);
         if (e->kind == LITERAL || e->kind == BASE64) sizes[n_sizes++] = e->size;
-    }
-    const uint32_t *tokens = stream.buf;
-    for (Py_ssize_t i = 0; i < n_stream; i++) {
-        if (tokens[i] >= n) {
-            PyErr_SetString(PyExc_ValueError, "encode_column: a token index beyond the tokens");
-            goto done;
-        }
-        occurrences[tokens[i]]++;
     }
     for (Py_ssize_t k = 0; k < n; k++) tail[rank_of[k]] = occurrences[k];
     for (Py_ssize_t r = n - 1; r >= 0; r--) tail[r] += tail[r + 1]; /* tail[r]: how many ranks are >= r */
@@ -1758,7 +1755,6 @@ done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&hashes);
-    PyBuffer_Release(&counts);
     PyBuffer_Release(&stream);
     PyBuffer_Release(&shared_data);
     PyBuffer_Release(&shared_offsets);
@@ -2495,7 +2491,7 @@ static PyObject *type_of(PyObject *value) {
 
 /* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
  * types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their n + 1 int64 offsets, their
- * int64 hash_bytes, int64 counts, uint32 token stream): each list of distinct values first met first, each index an
+ * int64 hash_bytes, uint32 token stream): each list of distinct values first met first, each index an
  * int64 per message; block.plan of a block of Message tuples (value, encoded, id), or None when something is for
  * the Python route to report (a message that is not the author's next one, a text that will not encode, a content
  * holding 0x00).
@@ -2792,7 +2788,7 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
                           &PyFrozenSet_Type, &keys_as_data))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *offsets = NULL, *hashes = NULL, *counts = NULL;
+    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *offsets = NULL, *hashes = NULL;
     PyObject *ranks = NULL, *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
     PyObject *order_index = PyBytes_FromStringAndSize(NULL, 8 * n), *type_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     PyObject *skeleton_index = PyBytes_FromStringAndSize(NULL, 8 * n);
@@ -2864,26 +2860,22 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
     if (!(skeletons = PyList_New(shapes.n)) ||
         !(distinct = PyBytes_FromStringAndSize((const char *)tokens.text.data, tokens.text.len)) ||
         !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (tokens.n + 1))) ||
-        !(counts = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)) || !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
+        !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
         goto done;
     for (size_t k = 0; k < shapes.n; k++) {
         PyObject *item = interned_bytes(&shapes, k);
         if (!item) goto done;
         PyList_SET_ITEM(skeletons, k, item);
     }
-    int64_t *count = (int64_t *)PyBytes_AS_STRING(counts); /* a bytes object's data is 8-aligned */
-    const uint32_t *indexes = (const uint32_t *)stream.data;
-    memset(count, 0, 8 * tokens.n);
-    for (size_t j = 0; j < stream.len / 4; j++) count[indexes[j]]++;
-    int64_t *starts = (int64_t *)PyBytes_AS_STRING(offsets);
+    int64_t *starts = (int64_t *)PyBytes_AS_STRING(offsets); /* a bytes object's data is 8-aligned */
     for (size_t k = 0; k < tokens.n; k++) {
         memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &tokens.items[k].hash, 8);
         starts[k] = (int64_t)tokens.items[k].start;
     }
     starts[tokens.n] = (int64_t)tokens.text.len;
     if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
-        result = PyTuple_Pack(13, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
-                              skeleton_index, distinct, offsets, hashes, counts, ranks);
+        result = PyTuple_Pack(12, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
+                              skeleton_index, distinct, offsets, hashes, ranks);
     goto done;
 fallback:
     PyErr_Clear();
@@ -2902,7 +2894,6 @@ done:
     Py_XDECREF(distinct);
     Py_XDECREF(offsets);
     Py_XDECREF(hashes);
-    Py_XDECREF(counts);
     Py_XDECREF(ranks);
     Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skeleton,
                    &leaves, &stream, &shapes.text, &tokens.text};
@@ -2921,7 +2912,7 @@ static PyMethodDef methods[] = {
     {"store_skeleton", store_skeleton, METH_O, "store_skeleton(skeleton) -> its stored form, as text.store_skeleton"},
     {"shared_tokens", shared_tokens, METH_O, "shared_tokens(entries) -> the token of each TOKEN dictionary entry"},
     {"encode_column", encode_column, METH_VARARGS,
-     "encode_column(data, offsets, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) "
+     "encode_column(data, offsets, hashes, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) "
      "-> the ten parts of text.TextColumn"},
     {"block_blob", block_blob, METH_VARARGS,
      "block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts, "
@@ -2933,7 +2924,7 @@ static PyMethodDef methods[] = {
     {"plan_block", plan_block, METH_VARARGS,
      "plan_block(messages, author, previous, first, keys_as_data) -> (int64 timestamps, signatures, orders, "
      "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their int64 "
-     "offsets, their int64 hashes, int64 counts, uint32 token indexes) or None"},
+     "offsets, their int64 hashes, uint32 token indexes) or None"},
     {"repeated_tokens", repeated_tokens, METH_VARARGS,
      "repeated_tokens(texts, offsets, hashes) -> the tokens met in more than one block (each block's distinct "
      "tokens end to end, their int64 offsets and hashes), first met first"},

@@ -121,14 +121,11 @@ def plan(messages: Sequence[Message]) -> Planned:
         done = _speedups.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
         if done is not None:
             stamps, signatures, orders, order_at, types, type_at, skeletons, skeleton_at, *tokens = done
-            distinct, offsets, hashes, counts, stream = tokens
+            distinct, offsets, hashes, stream = tokens
             return Planned(
                 messages, _int64s(stamps), signatures, Coded(orders, _int64s(order_at)), Coded(types, _int64s(type_at)),
                 Coded(skeletons, _int64s(skeleton_at)),
-                text.Tokens(
-                    Pieces(distinct, _int64s(offsets)), _int64s(counts), np.frombuffer(stream, np.uint32),
-                    _int64s(hashes),
-                ),
+                text.Tokens(Pieces(distinct, _int64s(offsets)), np.frombuffer(stream, np.uint32), _int64s(hashes)),
             )  # fmt: skip
     envelopes = split_block(messages, author, previous, first)
     keys_as_data = [

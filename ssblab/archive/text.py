@@ -147,12 +147,11 @@ def load_skeleton(stored: bytes) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Tokens:
-    """A block's leaf texts cut by `TOKEN`: the distinct tokens (first met first, end to end), how often each occurs,
-    and the token sequence as indexes into them. The compiled route also keeps each distinct token's hash, so that
-    the lookups across blocks and in the shared dictionary do not hash it again."""
+    """A block's leaf texts cut by `TOKEN`: the distinct tokens (first met first, end to end) and the token sequence
+    as indexes into them. The compiled route also keeps each distinct token's hash, so that the lookups across blocks
+    and in the shared dictionary do not hash it again."""
 
     distinct: Pieces
-    counts: I64
     stream: npt.NDArray[np.uint32]  # a block holds fewer than 2**31 distinct tokens
     hashes: I64 | None = None
 
@@ -167,8 +166,7 @@ def flatten_block(contents: Sequence[bytes], keys_as_data: Sequence[bool]) -> tu
     flat = [flatten(c, k) for c, k in zip(contents, keys_as_data, strict=True)]
     index: dict[bytes, int] = {}
     stream = [index.setdefault(t, len(index)) for t in TOKEN.findall(b"".join(f[1] for f in flat))]
-    counts = np.bincount(np.array(stream, dtype=np.int64), minlength=len(index)).astype(np.int64)
-    return [f[0] for f in flat], Tokens(Pieces.of(list(index)), counts, np.array(stream, dtype=np.uint32))
+    return [f[0] for f in flat], Tokens(Pieces.of(list(index)), np.array(stream, dtype=np.uint32))
 
 
 def _canonical_b64(text: bytes) -> bytes | None:
@@ -265,17 +263,16 @@ class SharedTokens:
 def encode_column(skeleton_ids: I64, tokens: Tokens, shared: SharedTokens) -> TextColumn:
     """Code one block's content column from its tokens against the shared TOKEN dictionary."""
     if _speedups is not None and tokens.hashes is not None:
-        hashes, counts, skeletons = (
-            np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, tokens.counts, skeleton_ids)
-        )
+        hashes, skeletons = (np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, skeleton_ids))
         stream = np.ascontiguousarray(tokens.stream, dtype=np.uint32)
         pieces, distinct = shared.pieces, tokens.distinct
         parts = _speedups.encode_column(
-            distinct.data, distinct.offsets, hashes, counts, stream, pieces.data, pieces.offsets, shared.slots,
+            distinct.data, distinct.offsets, hashes, stream, pieces.data, pieces.offsets, shared.slots,
             skeletons,
         )  # fmt: skip
         return TextColumn.from_parts(parts, "content column")
-    order = np.argsort(-tokens.counts, kind="stable")  # falling count, ties by first appearance
+    counts = np.bincount(tokens.stream, minlength=len(tokens.distinct))
+    order = np.argsort(-counts, kind="stable")  # falling count, ties by first appearance
     texts = tokens.texts()
     ranked = [texts[i] for i in order.tolist()]
     rank_of = np.empty(order.size, dtype=np.int64)

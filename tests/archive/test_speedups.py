@@ -123,7 +123,7 @@ def planned(feed: list[Message]) -> tuple[str, object]:
         columns = (p.orders, p.types, p.skeletons)
         return (
             p.timestamps.tolist(), p.signatures, *((c.values, c.index.tolist()) for c in columns),
-            p.tokens.texts(), p.tokens.counts.tolist(), p.tokens.stream.tolist(),
+            p.tokens.texts(), p.tokens.stream.tolist(),
         )  # fmt: skip
 
     return both(run)
