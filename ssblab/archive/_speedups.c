@@ -1147,7 +1147,7 @@ static int pad(Buf *b) {
 /* Distinct texts (a block's tokens, or its skeletons) by their bytes, in open addressing. A slot holds a text's
  * first 8 bytes (zero-padded) and length beside its index + 1 (0: an empty slot), so a short token (most are) is
  * found by reading one slot, and a longer one compares the rest of its text. The distinct texts are kept end to
- * end, padded, with their hashes (a table that grows places them again without reading them). */
+ * end, padded, with their hashes (a table that grows places them again without hashing them again). */
 typedef struct {
     uint64_t head;
     uint32_t len, index;
@@ -2054,7 +2054,7 @@ static int hash_arg(PyObject *arg, int may_be_none, const unsigned char **digest
     *digest = NULL;
     if (arg == Py_None && may_be_none) return 0;
     if (!PyBytes_Check(arg) || PyBytes_GET_SIZE(arg) != 32) {
-        PyErr_SetString(PyExc_ValueError, "block_blob: a Hash32 holds 32 bytes");
+        PyErr_SetString(PyExc_ValueError, "a Hash32 holds 32 bytes");
         return -1;
     }
     *digest = (const unsigned char *)PyBytes_AS_STRING(arg);
@@ -2064,7 +2064,7 @@ static int hash_arg(PyObject *arg, int may_be_none, const unsigned char **digest
 /* The dictionary chain heads argument: six None or (kind, blob id, size); 1 when a value does not fit its field. */
 static int heads_arg(PyObject *heads, Head out[6]) {
     if (PyTuple_GET_SIZE(heads) != 6) {
-        PyErr_SetString(PyExc_ValueError, "block_blob: six dictionary heads");
+        PyErr_SetString(PyExc_ValueError, "six dictionary heads, each None or (kind, blob id, size)");
         return -1;
     }
     int fits = 1;
@@ -2789,7 +2789,7 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
     PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *offsets = NULL, *hashes = NULL;
-    PyObject *ranks = NULL, *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
+    PyObject *token_stream = NULL, *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
     PyObject *order_index = PyBytes_FromStringAndSize(NULL, 8 * n), *type_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     PyObject *skeleton_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     Coded orders = {PyList_New(0), NULL}, types = {PyList_New(0), PyDict_New()};
@@ -2873,9 +2873,9 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         starts[k] = (int64_t)tokens.items[k].start;
     }
     starts[tokens.n] = (int64_t)tokens.text.len;
-    if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
+    if ((token_stream = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
         result = PyTuple_Pack(12, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
-                              skeleton_index, distinct, offsets, hashes, ranks);
+                              skeleton_index, distinct, offsets, hashes, token_stream);
     goto done;
 fallback:
     PyErr_Clear();
@@ -2894,7 +2894,7 @@ done:
     Py_XDECREF(distinct);
     Py_XDECREF(offsets);
     Py_XDECREF(hashes);
-    Py_XDECREF(ranks);
+    Py_XDECREF(token_stream);
     Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skeleton,
                    &leaves, &stream, &shapes.text, &tokens.text};
     for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) PyMem_Free(bufs[k]->data);
