@@ -1255,14 +1255,80 @@ static inline int in_number(unsigned c) { return is_digit(c) || c == '.' || c ==
 
 static unsigned char LEAF_START[256]; /* the bytes a text.LEAF match can start with, filled at import */
 
+/* The token classes of text.TOKEN's alternatives, by the byte a token starts with (filled at import). */
+enum { T_OTHER, T_ALPHA, T_DIGIT, T_B64_SIGN, T_SPACE, T_NEWLINE, T_HIGH, T_SIGIL };
+static unsigned char TOKEN_START[256];
+
+/* Byte tests a word at a time: each gives the high bit of every byte of x that passes, exactly (no carry crosses a
+ * byte). Words are loaded little-endian, the first byte lowest, as everything in this file assumes. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+static inline uint64_t load_word(const unsigned char *p) {
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return word;
+}
+
+static inline uint64_t bytes_between(uint64_t x, unsigned lo, unsigned hi) { /* lo < byte < hi; lo, hi <= 128 */
+    uint64_t low7 = x & ~HIGHS;
+    return (ONES * (127 + hi) - low7) & ~x & (low7 + ONES * (127 - lo)) & HIGHS;
+}
+
+static inline uint64_t bytes_equal(uint64_t x, unsigned char c) {
+    uint64_t y = x ^ (ONES * c);
+    return ~(((y & ~HIGHS) + ~HIGHS) | y | ~HIGHS);
+}
+
+static inline uint64_t alpha_bytes(uint64_t x) { return bytes_between(x | ONES * 0x20, 'a' - 1, 'z' + 1); }
+static inline uint64_t digit_bytes(uint64_t x) { return bytes_between(x, '0' - 1, '9' + 1); }
+static inline uint64_t space_bytes(uint64_t x) { return bytes_equal(x, ' '); }
+static inline uint64_t high_bytes(uint64_t x) { return x & HIGHS; }
+static inline uint64_t b64_bytes(uint64_t x) { /* [A-Za-z0-9+/]: '/' sits just below the digits */
+    return alpha_bytes(x) | bytes_between(x, '/' - 1, '9' + 1) | bytes_equal(x, '+');
+}
+
+/* The end of the JSON string starting with the quote at s[i] (past its closing quote), or 0 when unterminated:
+ * the "[^"\\]*(?:\\.[^"\\]*)*" of text's expressions. Quotes and backslashes are looked for a word at a time, inline:
+ * most strings are keys and short values, where two calls to memchr cost more than the scan. */
+static size_t string_end(const unsigned char *s, size_t n, size_t i) {
+    size_t j = i + 1;
+    while (j + 8 <= n) {
+        uint64_t word = load_word(s + j), hit = bytes_equal(word, '"') | bytes_equal(word, '\\');
+        if (!hit) {
+            j += 8;
+            continue;
+        }
+        j += (size_t)__builtin_ctzll(hit) >> 3;
+        if (s[j] == '"') return j + 1;
+        j += 2; /* a backslash escapes the byte after it */
+    }
+    for (; j < n; j++) {
+        if (s[j] == '"') return j + 1;
+        if (s[j] == '\\') j++;
+    }
+    return 0;
+}
+
+/* put for pieces of a few bytes (most leaves and structure runs), by fixed-size moves rather than a call. */
+static inline void put_few(Buf *b, const unsigned char *p, size_t len) { /* after reserve */
+    if (len <= 16)
+        copy_short(b->data + b->len, p, (int64_t)len);
+    else
+        memcpy(b->data + b->len, p, len);
+    b->len += len;
+}
+
 /* text.flatten of one content text: its skeleton onto skel, its leaves (each ended by 0x00) onto leaves. The
  * scan is text.LEAF's, alternative by alternative, at each position in turn (what re.split does). */
 static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *skel, Buf *leaves) {
+    /* a hole takes at most a byte more than its leaf, and a leaf its 0x00 end: neither part outgrows 2n */
+    if (reserve(skel, 2 * n) < 0 || reserve(leaves, 2 * n) < 0) return -1;
     for (size_t i = 0; i < n;) {
         size_t run = i; /* bytes that cannot start a leaf go to the skeleton in one copy */
         while (run < n && !LEAF_START[s[run]]) run++;
         if (run > i) {
-            if (put_bytes(skel, s + i, run - i) < 0) return -1;
+            put_few(skel, s + i, run - i);
             i = run;
             continue;
         }
@@ -1270,20 +1336,8 @@ static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *
         size_t end = 0; /* the end of a leaf candidate starting at i, 0 for none */
         int key = 0;
         if (c == '"') {
-            size_t j = i + 1; /* the first quote not escaped by a backslash */
-            for (;;) {
-                const unsigned char *quote = j < n ? memchr(s + j, '"', n - j) : NULL;
-                const unsigned char *slash = quote ? memchr(s + j, '\\', quote - (s + j)) : NULL;
-                if (!quote || !slash) {
-                    j = quote ? (size_t)(quote - s) : n;
-                    break;
-                }
-                j = slash - s + 2;
-            }
-            if (j < n) { /* else unterminated: no match here */
-                end = j + 1;
-                key = end < n && s[end] == ':';
-            }
+            end = string_end(s, n, i); /* 0: unterminated, no match here */
+            key = end && end < n && s[end] == ':';
         } else if (is_digit(c) || (c == '-' && i + 1 < n && is_digit(s[i + 1]))) {
             end = i + (c == '-') + 1;
             while (end < n && in_number(s[end])) end++;
@@ -1293,106 +1347,159 @@ static int flatten_one(const unsigned char *s, size_t n, int keys_as_data, Buf *
             if (n - i >= len && !memcmp(s + i, word, len)) end = i + len;
         }
         if (!end) {
-            if (put_bytes(skel, s + i, 1) < 0) return -1;
+            put_few(skel, s + i, 1);
             i++;
             continue;
         }
         if (c == '"' && key && !keys_as_data) { /* a key stays in the skeleton */
-            if (put_bytes(skel, s + i, end + 1 - i) < 0) return -1;
+            put_few(skel, s + i, end + 1 - i);
         } else {
             int quoted = c == '"';
             const char *hole = !quoted ? "\0" : key ? "\"\0\":" : "\"\0\"";
-            if (put_bytes(skel, hole, !quoted ? 1 : key ? 4 : 3) < 0 ||
-                put_bytes(leaves, s + i + quoted, end - i - 2 * quoted) < 0 || put_bytes(leaves, "\0", 1) < 0)
-                return -1;
+            put_few(skel, (const unsigned char *)hole, !quoted ? 1 : key ? 4 : 3);
+            put_few(leaves, s + i + quoted, end - i - 2 * quoted);
+            leaves->data[leaves->len++] = 0;
         }
         i = end + key;
     }
     return 0;
 }
 
-/* The length of the text.TOKEN match at s[i] (the alternatives in order; every byte starts one). run_end caches
- * where the base64 run holding i ends. */
-static size_t token_at(const unsigned char *s, size_t n, size_t i, size_t *run_end) {
-    unsigned c = s[i];
-    if ((c == '%' || c == '&' || c == '@') && n - i >= 52 && s[i + 44] == '=' && s[i + 45] == '.') {
-        int ok = 1;
-        for (size_t k = 1; k <= 43 && ok; k++) ok = is_b64(s[i + k]);
-        if (ok && !memcmp(s + i + 46, "sha256", 6)) return 52;
-        if (ok && n - i >= 53 && !memcmp(s + i + 46, "ed25519", 7)) return 53;
+/* How many bytes from p on pass test, 8 at a time; a byte that fails must come before the readable bytes end. */
+static inline size_t run_of(const unsigned char *p, uint64_t (*test)(uint64_t)) {
+    for (size_t n = 0;; n += 8) {
+        uint64_t stop = ~test(load_word(p + n)) & HIGHS;
+        if (stop) return n + ((size_t)__builtin_ctzll(stop) >> 3);
     }
-    if (is_b64(c)) {
-        if (i >= *run_end) {
-            *run_end = i;
-            while (*run_end < n && is_b64(s[*run_end])) (*run_end)++;
-        }
-        if (*run_end - i >= 20) {
-            size_t end = *run_end;
-            while (end < n && end < *run_end + 2 && s[end] == '=') end++;
-            return end - i;
-        }
-    }
-    size_t j = i + 1;
-    if (is_alpha(c) || (c == ' ' && j < n && is_alpha(s[j]))) {
-        while (j < n && is_alpha(s[j])) j++;
-    } else if (is_digit(c)) {
-        while (j < n && is_digit(s[j])) j++;
-    } else if (c == '\n' && j < n && s[j] == ' ') {
-        while (j < n && s[j] == ' ') j++;
-    } else if (c >= 0x80) {
-        while (j < n && s[j] >= 0x80) j++;
-    }
-    return j - i;
 }
 
-/* Distinct tokens by their bytes: open addressing over slots holding a hash tag (high half) and the token's
- * index + 1 (low half; 0 for an empty slot). Each token keeps its first 8 bytes beside its place in the leaf text,
- * so short tokens (most) compare without touching the text. The leaf text is padded with 8 zero bytes, so a
- * token's first word is read whole. */
+/* The long base64 alternative at p, whose first `known` bytes are base64: its length, or `otherwise` when the run
+ * is shorter than 20. */
+static size_t base64_or(const unsigned char *p, size_t known, size_t otherwise) {
+    size_t run = known + run_of(p + known, b64_bytes);
+    if (run < 20) return otherwise;
+    if (p[run] == '=') run += 1 + (p[run + 1] == '=');
+    return run;
+}
+
+/* The length of the text.TOKEN match at p (the alternatives in order; every byte starts one), avail bytes before the
+ * end of the leaf text. A leaf text ends with a 0x00, which no run holds, and keeps 8 readable bytes past its end
+ * (pad), so runs are measured a word at a time and stop inside it. */
+static inline size_t token_at(const unsigned char *p, size_t avail) {
+    switch (TOKEN_START[*p]) {
+    case T_ALPHA: {
+        size_t word = run_of(p, alpha_bytes);
+        return word < 20 && !is_b64(p[word]) ? word : base64_or(p, word, word);
+    }
+    case T_DIGIT: {
+        size_t digits = run_of(p, digit_bytes);
+        return digits < 20 && !is_b64(p[digits]) ? digits : base64_or(p, digits, digits);
+    }
+    case T_B64_SIGN:
+        return base64_or(p, 1, 1);
+    case T_SPACE:
+        return is_alpha(p[1]) ? 1 + run_of(p + 1, alpha_bytes) : 1;
+    case T_NEWLINE:
+        return p[1] == ' ' ? 1 + run_of(p + 1, space_bytes) : 1;
+    case T_HIGH:
+        return run_of(p, high_bytes);
+    case T_SIGIL: /* a ref: 43 base64 letters, then "=.sha256" or "=.ed25519" */
+        if (avail >= 52 && p[44] == '=' && p[45] == '.' && run_of(p + 1, b64_bytes) == 43) {
+            if (!memcmp(p + 46, "sha256", 6)) return 52;
+            if (avail >= 53 && !memcmp(p + 46, "ed25519", 7)) return 53;
+        }
+        return 1;
+    }
+    return 1;
+}
+
+/* 8 zero bytes past the end of b, not counted in its length: what first_word and token_at read. */
+static int pad(Buf *b) {
+    if (reserve(b, 8) < 0) return -1;
+    memset(b->data + b->len, 0, 8);
+    return 0;
+}
+
+/* Distinct texts (a block's tokens, or its skeletons) by their bytes, in open addressing. A slot holds a text's
+ * first 8 bytes (zero-padded) and length beside its index + 1 (0: an empty slot), so a short token (most are) is
+ * found by reading one slot, and a longer one compares the rest of its text. The distinct texts are kept end to
+ * end, padded, with their hashes (a table that grows places them again without hashing them again). */
 typedef struct {
-    uint64_t head;  /* the first 8 bytes, zero-padded */
-    uint64_t start; /* in the leaf text */
-    uint32_t len, count;
-} Token;
+    uint64_t head;
+    uint32_t len, index;
+} Slot;
 
 typedef struct {
-    uint64_t *slots;
+    uint64_t hash;     /* hash_bytes of its text */
+    size_t start, len; /* in Intern.text */
+} Interned;
+
+typedef struct {
+    Slot *slots;
     size_t mask;
-    Token *tokens;
+    Interned *items;
     size_t n, cap;
+    Buf text;
+    uint32_t single[256]; /* the index + 1 of each one-byte text met (a quarter of the tokens): no hash, no probe */
 } Intern;
 
 static inline uint64_t first_word(const unsigned char *p, size_t len) { /* p has 8 readable bytes */
-    uint64_t word;
-    memcpy(&word, p, 8);
+    uint64_t word = load_word(p);
     return len >= 8 ? word : word & ((1ULL << (8 * len)) - 1);
 }
 
+/* Whether a and b agree from byte 8 to byte len (len > 8), compared a word at a time, the last word overlapping the
+ * one before: inline, because a call to memcmp for these few bytes costs more than the compare. */
+static inline int same_tail(const unsigned char *a, const unsigned char *b, size_t len) {
+    for (size_t k = 8; k + 8 < len; k += 8)
+        if (load_word(a + k) != load_word(b + k)) return 0;
+    return load_word(a + len - 8) == load_word(b + len - 8);
+}
+
+static inline uint64_t rotate(uint64_t x, int bits) { return x << bits | x >> (64 - bits); }
+
+#define MIX 0xFF51AFD7ED558CCDULL
+
+/* A hash of p[:len] (p has 8 readable bytes past it). A short text (most tokens) takes one multiplication, whose
+ * high bits are folded down into the low bits that index the tables; long texts (skeletons, boxes) go through four
+ * lanes, whose multiplications do not wait on each other. */
 static inline uint64_t hash_bytes(const unsigned char *p, size_t len) {
-    uint64_t h = (0x9E3779B97F4A7C15ULL ^ len) * 0xFF51AFD7ED558CCDULL, word;
+    if (len <= 8) {
+        uint64_t h = (first_word(p, len) ^ (uint64_t)len << 59) * 0x9E3779B97F4A7C15ULL;
+        return h ^ h >> 29;
+    }
+    uint64_t h = (0x9E3779B97F4A7C15ULL ^ len) * MIX;
     size_t k = 0;
+    if (len >= 32) {
+        uint64_t lane[4] = {h, h ^ 0x2545F4914F6CDD1DULL, h ^ 0x94D049BB133111EBULL, h ^ 0xBF58476D1CE4E5B9ULL};
+        for (; k + 32 <= len; k += 32)
+            for (int j = 0; j < 4; j++) {
+                lane[j] = (lane[j] ^ load_word(p + k + 8 * j)) * MIX;
+                lane[j] ^= lane[j] >> 32;
+            }
+        h = lane[0] ^ rotate(lane[1], 16) ^ rotate(lane[2], 32) ^ rotate(lane[3], 48);
+    }
     for (; k + 8 <= len; k += 8) {
-        memcpy(&word, p + k, 8);
-        h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
+        h = (h ^ load_word(p + k)) * MIX;
         h ^= h >> 32;
     }
     h ^= first_word(p + k, len - k); /* then murmur3's finalizer: every input bit reaches the low bits */
-    h = (h ^ (h >> 33)) * 0xFF51AFD7ED558CCDULL;
+    h = (h ^ (h >> 33)) * MIX;
     h = (h ^ (h >> 33)) * 0xC4CEB9FE1A85EC53ULL;
     return h ^ (h >> 33);
 }
 
-static inline void place(Intern *t, uint64_t h, size_t k) {
-    size_t at = h & t->mask;
-    while (t->slots[at]) at = (at + 1) & t->mask;
-    t->slots[at] = (h & 0xFFFFFFFF00000000ULL) | (uint64_t)(k + 1);
+static inline void place(Slot *slots, size_t mask, uint64_t h, uint64_t head, size_t len, size_t k) {
+    size_t at = h & mask;
+    while (slots[at].index) at = (at + 1) & mask;
+    slots[at] = (Slot){head, (uint32_t)len, (uint32_t)(k + 1)};
 }
 
-static int intern_grow(Intern *t, const unsigned char *text) {
+static int intern_grow(Intern *t) {
     size_t cap = t->cap ? t->cap * 2 : 1024;
-    Token *tokens = cap < ((size_t)1 << 31) ? PyMem_Realloc(t->tokens, cap * sizeof(Token)) : NULL;
-    if (tokens) t->tokens = tokens;
-    uint64_t *slots = tokens ? PyMem_Calloc(2 * cap, sizeof(uint64_t)) : NULL;
+    Interned *items = cap < ((size_t)1 << 31) ? PyMem_Realloc(t->items, cap * sizeof(Interned)) : NULL;
+    if (items) t->items = items;
+    Slot *slots = items ? PyMem_Calloc(2 * cap, sizeof(Slot)) : NULL;
     if (!slots) {
         PyErr_NoMemory();
         return -1;
@@ -1401,95 +1508,165 @@ static int intern_grow(Intern *t, const unsigned char *text) {
     t->slots = slots;
     t->mask = 2 * cap - 1;
     t->cap = cap;
-    for (size_t k = 0; k < t->n; k++) place(t, hash_bytes(text + t->tokens[k].start, t->tokens[k].len), k);
+    for (size_t k = 0; k < t->n; k++) {
+        const Interned *known = &t->items[k];
+        place(slots, t->mask, known->hash, first_word(t->text.data + known->start, known->len), known->len, k);
+    }
     return 0;
 }
 
-/* The index of the token text[start:start+len], added when new; -1 on failure. */
-static inline int64_t intern(Intern *t, const unsigned char *text, size_t start, size_t len) {
-    if (t->n == t->cap && intern_grow(t, text) < 0) return -1;
-    uint64_t h = hash_bytes(text + start, len), tag = h & 0xFFFFFFFF00000000ULL, head = first_word(text + start, len);
-    for (size_t at = h & t->mask; t->slots[at]; at = (at + 1) & t->mask) {
-        uint64_t slot = t->slots[at];
-        Token *tok = &t->tokens[(slot & 0xFFFFFFFF) - 1];
-        if ((slot & 0xFFFFFFFF00000000ULL) == tag && tok->len == len && tok->head == head &&
-            (len <= 8 || !memcmp(text + tok->start + 8, text + start + 8, len - 8))) {
-            tok->count++;
-            return tok - t->tokens;
-        }
+/* The index of the text p[:len] (p has 8 readable bytes past it), added when new; -1 on failure. */
+static inline int64_t intern(Intern *t, const unsigned char *p, size_t len) {
+    if (len == 1 && t->single[*p]) return t->single[*p] - 1;
+    if (t->n == t->cap && intern_grow(t) < 0) return -1;
+    if (len > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a token or skeleton of 4 GiB or more");
+        return -1;
     }
-    place(t, h, t->n);
-    t->tokens[t->n] = (Token){head, start, (uint32_t)len, 1};
+    uint64_t head = first_word(p, len), h = hash_bytes(p, len);
+    size_t at = h & t->mask;
+    for (; t->slots[at].index; at = (at + 1) & t->mask) {
+        const Slot *slot = &t->slots[at];
+        if (slot->head == head && slot->len == len &&
+            (len <= 8 || same_tail(t->text.data + t->items[slot->index - 1].start, p, len)))
+            return slot->index - 1;
+    }
+    if (reserve(&t->text, len + 8) < 0) return -1;
+    t->slots[at] = (Slot){head, (uint32_t)len, (uint32_t)(t->n + 1)};
+    t->items[t->n] = (Interned){h, t->text.len, len};
+    put(&t->text, p, len);
+    memset(t->text.data + t->text.len, 0, 8); /* the padding */
+    if (len == 1) t->single[*p] = (uint32_t)(t->n + 1);
     return (int64_t)t->n++;
 }
 
-/* repeated_tokens(lists, hashes) -> the tokens (bytes) that occur more than once across the lists, in the order
- * first met: what block._shared_candidates counts, without a Python dict of every token. hashes holds, per list,
- * the hash_bytes of each of its tokens as int64 (what plan_block returns beside them). */
-static PyObject *repeated_tokens(PyObject *self, PyObject *args) {
-    PyObject *lists, *hashes;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &lists, &PyList_Type, &hashes)) return NULL;
-    Py_ssize_t n_lists = PyList_GET_SIZE(lists), total = 0;
-    if (PyList_GET_SIZE(hashes) != n_lists) goto bad;
-    for (Py_ssize_t b = 0; b < n_lists; b++) {
-        PyObject *list = PyList_GET_ITEM(lists, b), *h = PyList_GET_ITEM(hashes, b);
-        if (!PyList_Check(list) || !PyBytes_Check(h) || PyBytes_GET_SIZE(h) != 8 * PyList_GET_SIZE(list)) goto bad;
-        total += PyList_GET_SIZE(list);
+/* The k-th distinct text of t as a new bytes object. */
+static PyObject *interned_bytes(const Intern *t, size_t k) {
+    return PyBytes_FromStringAndSize((const char *)t->text.data + t->items[k].start, t->items[k].len);
+}
+
+/* Cuts a padded leaf text into tokens, appending the index of each to stream (uint32: intern_grow keeps below 2**31
+ * texts). */
+static int tokenize(Intern *t, const Buf *leaves, Buf *stream) {
+    if (reserve(stream, 4 * leaves->len) < 0) return -1; /* at most a token a byte */
+    for (size_t i = 0; i < leaves->len;) {
+        size_t len = token_at(leaves->data + i, leaves->len - i);
+        int64_t k = intern(t, leaves->data + i, len);
+        if (k < 0) return -1;
+        uint32_t index = (uint32_t)k;
+        memcpy(stream->data + stream->len, &index, 4);
+        stream->len += 4;
+        i += len;
     }
-    if ((uint64_t)total >= UINT32_MAX / 2) return PyErr_NoMemory(); /* slots hold 32-bit indexes */
-    size_t size = 16;
-    while (size < 2 * (size_t)total) size *= 2;
-    /* open addressing: each slot the index + 1 of a token first met (0: empty), its hash and count beside it */
-    uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t)), *counts = PyMem_Calloc(total + 1, sizeof(uint32_t));
-    uint64_t *keys = PyMem_Malloc((total + 1) * sizeof(uint64_t));
-    PyObject **tokens = PyMem_Malloc((total + 1) * sizeof(PyObject *)), *out = NULL;
-    size_t n = 0;
-    if (!slots || !counts || !keys || !tokens) {
+    return 0;
+}
+
+typedef struct { /* a token first met: its hash and first 8 bytes (zero-padded), where it lies, in how many blocks */
+    uint64_t hash, head;
+    const unsigned char *text;
+    uint32_t len, count;
+} Met;
+
+/* repeated_tokens(texts, offsets, hashes) -> the tokens (bytes) met in more than one block, in the order first met:
+ * what block._shared_candidates counts, without a Python object per token. Per block: its distinct tokens end to
+ * end, their n + 1 int64 offsets and their int64 hash_bytes (what plan_block returns). */
+static PyObject *repeated_tokens(PyObject *self, PyObject *args) {
+    PyObject *texts, *offsets, *hashes, *out = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &texts, &PyList_Type, &offsets, &PyList_Type, &hashes))
+        return NULL;
+    Py_ssize_t n_blocks = PyList_GET_SIZE(texts), n_views = 0, total = 0;
+    if (PyList_GET_SIZE(offsets) != n_blocks || PyList_GET_SIZE(hashes) != n_blocks) {
+        PyErr_SetString(PyExc_ValueError, "repeated_tokens: texts, offsets and hashes of as many blocks");
+        return NULL;
+    }
+    Py_buffer *views = PyMem_Calloc(3 * n_blocks + 1, sizeof(Py_buffer));
+    Pieces *blocks = PyMem_Calloc(n_blocks + 1, sizeof(Pieces));
+    uint64_t *slots = NULL; /* open addressing: a hash tag (high half) beside an index + 1 into met (0: empty) */
+    Met *met = NULL;
+    size_t n = 0, mask = 0;
+    if (!views || !blocks) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t b = 0; b < n_lists; b++) {
-        PyObject *list = PyList_GET_ITEM(lists, b);
-        const char *h = PyBytes_AS_STRING(PyList_GET_ITEM(hashes, b));
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
-            PyObject *tok = PyList_GET_ITEM(list, i);
-            if (!PyBytes_Check(tok)) {
-                PyErr_SetString(PyExc_TypeError, "repeated_tokens takes lists of bytes");
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        Py_buffer *v = &views[3 * b];
+        PyObject *parts[3] = {PyList_GET_ITEM(texts, b), PyList_GET_ITEM(offsets, b), PyList_GET_ITEM(hashes, b)};
+        for (int k = 0; k < 3; k++, n_views++)
+            if (PyObject_GetBuffer(parts[k], &v[k], PyBUF_SIMPLE) < 0) goto done;
+        if (pieces_of(&blocks[b], &v[0], &v[1], "repeated_tokens") < 0) goto done;
+        if (v[2].len != 8 * blocks[b].n) {
+            PyErr_SetString(PyExc_ValueError, "repeated_tokens: one int64 hash per token");
+            goto done;
+        }
+        total += blocks[b].n;
+    }
+    if ((uint64_t)total >= UINT32_MAX / 2) {
+        PyErr_NoMemory(); /* indexes and lengths are 32-bit */
+        goto done;
+    }
+    size_t size = 16;
+    while (2 * size < 3 * (size_t)total) size *= 2; /* no fuller than 2/3, and less as tokens repeat */
+    mask = size - 1;
+    slots = PyMem_Calloc(size, sizeof(uint64_t));
+    met = PyMem_Malloc((total + 1) * sizeof(Met));
+    if (!slots || !met) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        const Pieces *block = &blocks[b];
+        const unsigned char *h = views[3 * b + 2].buf;
+        for (Py_ssize_t k = 0; k < block->n; k++) {
+            if (k + 16 < block->n) { /* most lookups miss the cache: fetch the slots a few tokens ahead */
+                uint64_t ahead;
+                memcpy(&ahead, h + 8 * (k + 16), 8);
+                __builtin_prefetch(&slots[ahead & mask]);
+            }
+            const unsigned char *tok;
+            int64_t len;
+            uint64_t key;
+            if (piece(block, k, &tok, &len) < 0 || len > UINT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, "repeated_tokens: offsets outside the texts");
                 goto done;
             }
-            uint64_t key;
-            memcpy(&key, h + 8 * i, 8);
-            size_t at = key & (size - 1);
-            for (; slots[at]; at = (at + 1) & (size - 1)) {
-                PyObject *met = tokens[slots[at] - 1];
-                if (keys[slots[at] - 1] == key && PyBytes_GET_SIZE(met) == PyBytes_GET_SIZE(tok) &&
-                    !memcmp(PyBytes_AS_STRING(met), PyBytes_AS_STRING(tok), PyBytes_GET_SIZE(tok)))
+            memcpy(&key, h + 8 * k, 8);
+            uint64_t head = 0, tag = key & 0xFFFFFFFF00000000ULL;
+            memcpy(&head, tok, len < 8 ? len : 8);
+            size_t at = key & mask;
+            for (; slots[at]; at = (at + 1) & mask) {
+                const Met *known = &met[(slots[at] & 0xFFFFFFFF) - 1];
+                if ((slots[at] & 0xFFFFFFFF00000000ULL) == tag && known->hash == key && known->len == len &&
+                    known->head == head && (len <= 8 || same_tail(known->text, tok, len)))
                     break;
             }
-            if (!slots[at]) slots[at] = (uint32_t)++n, keys[n - 1] = key, tokens[n - 1] = tok;
-            counts[slots[at] - 1]++;
+            if (!slots[at]) {
+                slots[at] = tag | ++n;
+                met[n - 1] = (Met){key, head, tok, (uint32_t)len, 0};
+            }
+            met[(slots[at] & 0xFFFFFFFF) - 1].count++;
         }
     }
     if (!(out = PyList_New(0))) goto done;
-    for (size_t k = 0; k < n; k++)
-        if (counts[k] > 1 && PyList_Append(out, tokens[k]) < 0) {
+    for (size_t k = 0; k < n; k++) {
+        PyObject *tok = met[k].count > 1 ? PyBytes_FromStringAndSize((const char *)met[k].text, met[k].len) : NULL;
+        if (met[k].count > 1 && (!tok || PyList_Append(out, tok) < 0)) {
+            Py_XDECREF(tok);
             Py_CLEAR(out);
             break;
         }
+        Py_XDECREF(tok);
+    }
 done:
+    for (Py_ssize_t k = 0; views && k < n_views; k++) PyBuffer_Release(&views[k]);
+    PyMem_Free(views);
+    PyMem_Free(blocks);
     PyMem_Free(slots);
-    PyMem_Free(counts);
-    PyMem_Free(keys);
-    PyMem_Free(tokens);
+    PyMem_Free(met);
     return out;
-bad:
-    PyErr_SetString(PyExc_TypeError, "repeated_tokens takes lists of bytes and, per list, their int64 hashes");
-    return NULL;
 }
 
 /* token_slots(data, offsets) -> the table encode_column finds shared tokens by (the pieces of data and offsets,
- * each distinct): a power of two of uint64 slots, at least twice as many as tokens, each holding a hash tag (high
- * half) and the token's id + 1 (low half; 0 when empty), placed by open addressing as intern does. */
+ * each distinct): a power of two of Slots, at least twice as many as tokens, placed as intern places them. */
 static PyObject *token_slots(PyObject *self, PyObject *args) {
     Py_buffer data, offsets;
     if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
@@ -1501,18 +1678,18 @@ static PyObject *token_slots(PyObject *self, PyObject *args) {
     memset(padded.data + data.len, 0, 8); /* the padding first_word reads */
     size_t size = 16;
     while (size < 2 * (size_t)p.n) size *= 2;
-    if (!(out = PyBytes_FromStringAndSize(NULL, 8 * size))) goto done;
-    memset(PyBytes_AS_STRING(out), 0, 8 * size);
-    Intern table = {.slots = (uint64_t *)PyBytes_AS_STRING(out), .mask = size - 1};
+    if (!(out = PyBytes_FromStringAndSize(NULL, size * sizeof(Slot)))) goto done;
+    memset(PyBytes_AS_STRING(out), 0, size * sizeof(Slot));
     for (Py_ssize_t k = 0; k < p.n; k++) {
         const unsigned char *tok;
         int64_t len;
-        if (piece(&p, k, &tok, &len) < 0) {
+        if (piece(&p, k, &tok, &len) < 0 || len > UINT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "token_slots: offsets outside the data");
             Py_CLEAR(out);
             goto done;
         }
-        place(&table, hash_bytes(padded.data + (tok - p.data), len), k);
+        const unsigned char *text = padded.data + (tok - p.data);
+        place((Slot *)PyBytes_AS_STRING(out), size - 1, hash_bytes(text, len), first_word(text, len), len, k);
     }
 done:
     PyMem_Free(padded.data);
@@ -1521,17 +1698,21 @@ done:
     return out;
 }
 
-/* The id of the shared token tok, whose hash_bytes is h, in a token_slots table, or -1. */
+/* The id of the shared token tok, whose hash_bytes is h, in a token_slots table (made of these shared tokens), or
+ * -1. A slot's first 8 bytes and length are the whole of a short token: only longer ones are compared with the
+ * dictionary's text. */
 static int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len,
                            uint64_t h) {
-    const uint64_t *slot = slots->buf;
-    size_t mask = slots->len / 8 - 1;
-    uint64_t tag = h & 0xFFFFFFFF00000000ULL;
-    for (size_t at = h & mask, probes = 0; slot[at] && probes <= mask; at = (at + 1) & mask, probes++) {
-        if ((slot[at] & 0xFFFFFFFF00000000ULL) != tag) continue;
-        int64_t k = (int64_t)(slot[at] & 0xFFFFFFFF) - 1, size;
+    const Slot *slot = slots->buf;
+    size_t mask = slots->len / sizeof(Slot) - 1;
+    uint64_t head = 0;
+    memcpy(&head, tok, len < 8 ? len : 8); /* tok is a bytes object's: no padding to read a whole word from */
+    for (size_t at = h & mask, probes = 0; slot[at].index && probes <= mask; at = (at + 1) & mask, probes++) {
+        int64_t k = (int64_t)slot[at].index - 1, size;
+        if (slot[at].head != head || slot[at].len != len || k >= shared->n) continue;
+        if (len <= 8) return k;
         const unsigned char *start;
-        if (k < shared->n && piece(shared, k, &start, &size) == 0 && (size_t)size == len && !memcmp(start, tok, len))
+        if (piece(shared, k, &start, &size) == 0 && (size_t)size == len && same_tail(start, tok, len))
             return k;
     }
     return -1;
@@ -1597,15 +1778,12 @@ static PyObject *shared_entries(PyObject *self, PyObject *tokens) {
 
 /* --- encode_column ------------------------------------------------------------------------------------------- */
 
-/* The canonical StreamVByte of values as two new bytes objects: widths 1, 2, 3 or 4 bytes ("1234", each value below
- * 2**32), or 1, 2, 4 or 8 when wide ("1248"). */
-static int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject **codes, PyObject **data) {
-    *codes = PyBytes_FromStringAndSize(NULL, (n + 3) / 4);
-    *data = PyBytes_FromStringAndSize(NULL, (wide ? 8 : 4) * n);
-    if (!*codes || !*data) return -1;
-    unsigned char *c = (unsigned char *)PyBytes_AS_STRING(*codes), *v = (unsigned char *)PyBytes_AS_STRING(*data);
-    memset(c, 0, (n + 3) / 4);
-    size_t len = 0;
+/* The canonical StreamVByte of values: (n + 3) / 4 code bytes into codes, and each value into data in the fewest of
+ * 1, 2, 3 or 4 bytes ("1234", every value below 2**32), or of 1, 2, 4 or 8 when wide ("1248"); data has room for 4
+ * or 8 bytes a value. The bytes written to data, or -1 (a ValueError set) when a value does not fit. */
+static Py_ssize_t svb_into(const uint64_t *values, Py_ssize_t n, int wide, unsigned char *codes, unsigned char *data) {
+    memset(codes, 0, (n + 3) / 4);
+    Py_ssize_t len = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t x = values[i];
         if (!wide && x >> 32) {
@@ -1614,10 +1792,20 @@ static int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject *
         }
         int code = (x >= 1 << 8) + (x >= 1 << 16) + (wide ? x >= (uint64_t)1 << 32 : x >= 1 << 24);
         int width = wide ? 1 << code : code + 1;
-        c[i / 4] |= code << 2 * (i % 4);
-        for (int b = 0; b < width; b++) v[len++] = (unsigned char)(x >> 8 * b);
+        codes[i / 4] |= code << 2 * (i % 4);
+        for (int b = 0; b < width; b++) data[len++] = (unsigned char)(x >> 8 * b);
     }
-    return _PyBytes_Resize(data, len);
+    return len;
+}
+
+/* svb_into as two new bytes objects. */
+static int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject **codes, PyObject **data) {
+    *codes = PyBytes_FromStringAndSize(NULL, (n + 3) / 4);
+    *data = PyBytes_FromStringAndSize(NULL, (wide ? 8 : 4) * n);
+    if (!*codes || !*data) return -1;
+    Py_ssize_t len = svb_into(values, n, wide, (unsigned char *)PyBytes_AS_STRING(*codes),
+                              (unsigned char *)PyBytes_AS_STRING(*data));
+    return len < 0 ? -1 : _PyBytes_Resize(data, len);
 }
 
 /* svb_encode(values, wide) -> (codes, values): the canonical StreamVByte of a uint64 buffer (svb.encode). */
@@ -1679,58 +1867,73 @@ typedef struct { /* a block dictionary entry: its kind, and its shared id or whe
     int64_t at, size;
 } Entry;
 
-/* encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> the
- * ten parts of text.TextColumn; the shared TOKEN dictionary comes as its tokens end to end and their token_slots
- * table, and hashes holds the hash_bytes of each distinct token as int64. */
+/* encode_column(data, offsets, hashes, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) ->
+ * the ten parts of text.TextColumn. The block's distinct tokens come end to end with their n + 1 offsets, hashes
+ * holds the hash_bytes of each as int64; the shared TOKEN dictionary comes as its tokens end to end and their
+ * token_slots table. */
 static PyObject *encode_column(PyObject *self, PyObject *args) {
-    PyObject *distinct;
-    Py_buffer hashes, counts, stream, shared_data, shared_offsets, slots, skeletons;
-    if (!PyArg_ParseTuple(args, "O!y*y*y*y*y*y*y*", &PyList_Type, &distinct, &hashes, &counts, &stream, &shared_data,
-                          &shared_offsets, &slots, &skeletons))
+    Py_buffer data, offsets, hashes, stream, shared_data, shared_offsets, slots, skeletons;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*", &data, &offsets, &hashes, &stream, &shared_data, &shared_offsets,
+                          &slots, &skeletons))
         return NULL;
-    Pieces shared;
-    Py_ssize_t n = PyList_GET_SIZE(distinct), n_stream = stream.len / 8, n_skel = skeletons.len / 8;
+    Pieces distinct, shared;
+    Py_ssize_t n = 0, n_stream = stream.len / 4, n_skel = skeletons.len / 8;
     PyObject *parts[10] = {0}, *result = NULL;
-    int64_t *order = NULL, *rank_of = NULL, *tail = NULL, *ids = NULL, *sizes = NULL, *skel = NULL;
+    int64_t *order = NULL, *rank_of = NULL, *occurrences = NULL, *tail = NULL, *ids = NULL, *sizes = NULL;
+    int64_t *skel = NULL;
     Entry *entries = NULL;
     Buf kinds = {0}, payload = {0}, ranks = {0}, own = {0}; /* own: the payloads of the entries not shared */
     unsigned char *raw = NULL;
-    if (counts.len != 8 * n || hashes.len != 8 * n || stream.len % 8 || skeletons.len % 8 || slots.len < 8 ||
-        slots.len & (slots.len - 1)) {
-        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 count and hash per token, int64 streams and "
+    if (pieces_of(&distinct, &data, &offsets, "encode_column") < 0 ||
+        pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0)
+        goto done;
+    n = distinct.n;
+    if (hashes.len != 8 * n || stream.len % 4 || (uintptr_t)stream.buf % 4 || skeletons.len % 8 ||
+        slots.len < (Py_ssize_t)sizeof(Slot) || slots.len & (slots.len - 1) || (uintptr_t)slots.buf % _Alignof(Slot)) {
+        PyErr_SetString(PyExc_ValueError, "encode_column: one int64 hash per token, an aligned uint32 stream, int64 "
                                           "skeleton ids, and a token_slots table");
         goto done;
     }
-    if (pieces_of(&shared, &shared_data, &shared_offsets, "encode_column") < 0) goto done;
     order = PyMem_Malloc((n + 1) * sizeof(int64_t));
     rank_of = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    occurrences = PyMem_Calloc(n + 1, sizeof(int64_t));
     tail = PyMem_Calloc(n + 1, sizeof(int64_t));
     ids = PyMem_Malloc((n + 1) * sizeof(int64_t));
     sizes = PyMem_Malloc((n + 1) * sizeof(int64_t));
     skel = PyMem_Malloc((n_skel + 1) * sizeof(int64_t));
-    if (!order || !rank_of || !tail || !ids || !sizes || !skel) {
+    if (!order || !rank_of || !occurrences || !tail || !ids || !sizes || !skel) {
         PyErr_NoMemory();
         goto done;
     }
-    if (rank_tokens(counts.buf, n, n_stream, order) < 0) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "encode_column: a token count out of range");
-        goto done;
+    const uint32_t *tokens = stream.buf;
+    for (Py_ssize_t i = 0; i < n_stream; i++) {
+        if (tokens[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "encode_column: a token index beyond the tokens");
+            goto done;
+        }
+        occurrences[tokens[i]]++;
     }
+    if (rank_tokens(occurrences, n, n_stream, order) < 0) goto done;
     /* Each token's entry in the order met (the tokens lie in memory in that order), then the entries by rank. */
     entries = PyMem_Malloc((n + 1) * sizeof(Entry));
     if (!entries) {
         PyErr_NoMemory();
         goto done;
     }
-    size_t raw_cap = 0;
+    size_t raw_cap = 0, mask = slots.len / sizeof(Slot) - 1;
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *tok = PyList_GET_ITEM(distinct, k);
-        if (!PyBytes_Check(tok)) {
-            PyErr_SetString(PyExc_TypeError, "encode_column: tokens must be bytes");
+        if (k + 8 < n) { /* the lookups wait on memory: fetch the slots a few tokens ahead */
+            uint64_t ahead;
+            memcpy(&ahead, (const char *)hashes.buf + 8 * (k + 8), 8);
+            __builtin_prefetch((const Slot *)slots.buf + (ahead & mask));
+        }
+        const unsigned char *text;
+        int64_t length;
+        if (piece(&distinct, k, &text, &length) < 0) {
+            PyErr_SetString(PyExc_ValueError, "encode_column: token offsets outside the tokens");
             goto done;
         }
-        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(tok);
-        size_t len = PyBytes_GET_SIZE(tok);
+        size_t len = (size_t)length;
         uint64_t h;
         memcpy(&h, (const char *)hashes.buf + 8 * k, 8);
         int64_t id = find_shared(&slots, &shared, text, len, h);
@@ -1765,14 +1968,7 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         put(&payload, own.data + e->at, e->size);
         if (e->kind == LITERAL || e->kind == BASE64) sizes[n_sizes++] = e->size;
     }
-    const int64_t *tokens = stream.buf;
-    for (Py_ssize_t i = 0; i < n_stream; i++) {
-        if (tokens[i] < 0 || tokens[i] >= n) {
-            PyErr_SetString(PyExc_ValueError, "encode_column: a token index beyond the tokens");
-            goto done;
-        }
-        tail[rank_of[tokens[i]]]++;
-    }
+    for (Py_ssize_t k = 0; k < n; k++) tail[rank_of[k]] = occurrences[k];
     for (Py_ssize_t r = n - 1; r >= 0; r--) tail[r] += tail[r + 1]; /* tail[r]: how many ranks are >= r */
     int s = best_s(tail, n);
     if (!s) {
@@ -1788,18 +1984,19 @@ static PyObject *encode_column(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t rank = 0; rank < n; rank++) {
+    for (Py_ssize_t k = 0; k < n; k++) { /* by token, so that the stream is coded with one lookup a token */
+        int64_t rank = rank_of[k];
         int len = 1;
         while (len < 4 && rank >= bases[len]) len++;
         int64_t rest = rank - bases[len - 1], digits = rest / s;
-        Codeword *w = &codeword[rank];
+        Codeword *w = &codeword[k];
         memset(w, 0, sizeof *w);
         w->bytes[len - 1] = (unsigned char)(rest % s);
         for (int back = 1; back < len; back++, digits /= c) w->bytes[len - 1 - back] = (unsigned char)(s + digits % c);
         w->len = (unsigned char)len;
     }
     for (Py_ssize_t i = 0; i < n_stream; i++) {
-        const Codeword *w = &codeword[rank_of[tokens[i]]];
+        const Codeword *w = &codeword[tokens[i]];
         memcpy(ranks.data + ranks.len, w->bytes, 4); /* the buffer keeps room for a whole word past the last one */
         ranks.len += w->len;
     }
@@ -1820,6 +2017,7 @@ done:
     for (int k = 0; k < 10; k++) Py_XDECREF(parts[k]);
     PyMem_Free(order);
     PyMem_Free(rank_of);
+    PyMem_Free(occurrences);
     PyMem_Free(tail);
     PyMem_Free(ids);
     PyMem_Free(sizes);
@@ -1830,8 +2028,9 @@ done:
     PyMem_Free(own.data);
     PyMem_Free(ranks.data);
     PyMem_Free(raw);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
     PyBuffer_Release(&hashes);
-    PyBuffer_Release(&counts);
     PyBuffer_Release(&stream);
     PyBuffer_Release(&shared_data);
     PyBuffer_Release(&shared_offsets);
@@ -1840,19 +2039,501 @@ done:
     return result;
 }
 
-/* --- skeletons and shared tokens ------------------------------------------------------------------------------ */
+/* --- block_blob ----------------------------------------------------------------------------------------------- */
 
-/* The end of the JSON string starting with the quote at s[i] (past its closing quote), or 0 when unterminated:
- * the "[^"\\]*(?:\\.[^"\\]*)*" of text's expressions. */
-static size_t string_end(const unsigned char *s, size_t n, size_t i) {
-    for (size_t j = i + 1;;) {
-        const unsigned char *quote = j < n ? memchr(s + j, '"', n - j) : NULL;
-        const unsigned char *slash = quote ? memchr(s + j, '\\', quote - (s + j)) : NULL;
-        if (!quote) return 0;
-        if (!slash) return quote - s + 1;
-        j = slash - s + 2;
+/* A FlatBuffer built back to front, byte for byte as Python's flatbuffers.Builder lays it out for the same calls
+ * (the canonical layout of docs/archive-format.md §3): the same padding before each value, and each table closed
+ * with the same vtable, or pointed at an equal one written before. The bytes built so far are the last len of the
+ * cap bytes at data; offsets count from the end, as the Python builder's do. A call after a failure does nothing:
+ * failed is -1 when an error is set, 1 when a value does not fit its field (or the buffer passes the Python
+ * builder's 2 GiB), which the Python route then reports. */
+typedef struct {
+    unsigned char *data;
+    size_t cap, len, minalign;
+    size_t object_end, fields[6]; /* the open table: where it started, and where each field is (0: absent) */
+    int n_fields, failed;
+    size_t *vtables; /* where each vtable written is */
+    size_t n_vtables, vtables_cap;
+} Builder;
+
+#define BUILDER_MAX ((size_t)1 << 31)
+
+/* Room for n more bytes in front of those built: where they go, or NULL after a failure. */
+static unsigned char *b_room(Builder *b, size_t n) {
+    if (b->failed) return NULL;
+    if (n > BUILDER_MAX - b->len) {
+        b->failed = 1;
+        return NULL;
     }
+    if (b->cap - b->len < n) {
+        size_t cap = 2 * b->cap;
+        while (cap - b->len < n) cap *= 2;
+        unsigned char *grown = PyMem_Malloc(cap);
+        if (!grown) {
+            PyErr_NoMemory();
+            b->failed = -1;
+            return NULL;
+        }
+        memcpy(grown + cap - b->len, b->data + b->cap - b->len, b->len);
+        PyMem_Free(b->data);
+        b->data = grown, b->cap = cap;
+    }
+    b->len += n;
+    return b->data + b->cap - b->len;
 }
+
+/* Builder.Prep: zeros so that, after `additional` bytes more, a value of `size` bytes is aligned. */
+static void b_prep(Builder *b, size_t size, size_t additional) {
+    b->minalign = size > b->minalign ? size : b->minalign;
+    size_t pad = (0 - (b->len + additional)) & (size - 1);
+    unsigned char *at = b_room(b, pad);
+    if (at) memset(at, 0, pad);
+}
+
+static void b_place(Builder *b, uint64_t value, size_t width) { /* little-endian, as the host */
+    unsigned char *at = b_room(b, width);
+    if (at) memcpy(at, &value, width);
+}
+
+static void b_scalar(Builder *b, uint64_t value, size_t width) {
+    b_prep(b, width, 0);
+    b_place(b, value, width);
+}
+
+static void b_uoffset(Builder *b, size_t target) { /* PrependUOffsetTRelative */
+    b_prep(b, 4, 0);
+    b_place(b, b->len - target + 4, 4);
+}
+
+static size_t b_bytes(Builder *b, const void *p, size_t n) { /* CreateByteVector */
+    b_prep(b, 4, n);
+    unsigned char *at = b_room(b, n);
+    if (at && n) memcpy(at, p, n);
+    b_place(b, n, 4);
+    return b->len;
+}
+
+static size_t b_hash(Builder *b, const unsigned char digest[32]) { /* flat.put_hash: a Hash32 struct */
+    b_prep(b, 1, 32);
+    unsigned char *at = b_room(b, 32);
+    if (at) memcpy(at, digest, 32);
+    return b->len;
+}
+
+static void b_start(Builder *b, int n_fields) {
+    memset(b->fields, 0, sizeof b->fields);
+    b->n_fields = n_fields;
+    b->object_end = b->len;
+}
+
+static void b_field(Builder *b, int i) { b->fields[i] = b->len; }
+
+static void b_add_scalar(Builder *b, int i, uint64_t value, size_t width) { /* defaults (0) are left out */
+    if (!value) return;
+    if (width < 8 && value >> 8 * width && !b->failed) b->failed = 1;
+    b_scalar(b, value, width);
+    b_field(b, i);
+}
+
+static void b_add_offset(Builder *b, int i, size_t target) {
+    b_uoffset(b, target);
+    b_field(b, i);
+}
+
+/* Builder.EndObject: the table's offset. */
+static size_t b_end(Builder *b) {
+    b_scalar(b, 0, 4); /* where the table's vtable offset goes */
+    if (b->failed) return 0;
+    size_t object = b->len, object_size = object - b->object_end;
+    int n = b->n_fields;
+    while (n > 0 && !b->fields[n - 1]) n--; /* trailing absent fields take no vtable entry */
+    uint16_t vtable[2 + 6] = {(uint16_t)(2 * (n + 2)), (uint16_t)object_size};
+    int fits = object_size <= UINT16_MAX;
+    for (int i = 0; i < n; i++) {
+        size_t at = b->fields[i] ? object - b->fields[i] : 0;
+        fits = fits && at <= UINT16_MAX;
+        vtable[2 + i] = (uint16_t)at;
+    }
+    if (!fits) {
+        b->failed = 1;
+        return 0;
+    }
+    size_t size = 2 * (n + 2), shared = 0;
+    for (size_t k = 0; k < b->n_vtables && !shared; k++) {
+        const unsigned char *known = b->data + b->cap - b->vtables[k];
+        uint16_t known_size;
+        memcpy(&known_size, known, 2);
+        if (known_size == size && !memcmp(known, vtable, size)) shared = b->vtables[k];
+    }
+    if (!shared) {
+        for (int i = n + 1; i >= 0; i--) b_scalar(b, vtable[i], 2);
+        if (b->n_vtables == b->vtables_cap) {
+            size_t cap = b->vtables_cap ? 2 * b->vtables_cap : 16;
+            size_t *grown = PyMem_Realloc(b->vtables, cap * sizeof(size_t));
+            if (!grown) {
+                PyErr_NoMemory();
+                b->failed = -1;
+            }
+            b->vtables = grown ? grown : b->vtables, b->vtables_cap = grown ? cap : b->vtables_cap;
+        }
+        if (b->failed) return 0;
+        b->vtables[b->n_vtables++] = shared = b->len;
+    }
+    int32_t to_vtable = (int32_t)((int64_t)shared - (int64_t)object);
+    memcpy(b->data + b->cap - object, &to_vtable, 4);
+    return object;
+}
+
+/* Builder.Finish with a file identifier. */
+static void b_finish(Builder *b, size_t root, const char identifier[4]) {
+    b_prep(b, b->minalign, 8);
+    b_prep(b, 4, 4);
+    unsigned char *at = b_room(b, 4);
+    if (at) memcpy(at, identifier, 4);
+    b_uoffset(b, root);
+}
+
+/* flat.finish: the Bip2Blob of version 1 around a table of the union type data_type. */
+static void b_blob(Builder *b, int data_type, size_t data) {
+    b_start(b, 3);
+    b_add_scalar(b, 0, 1, 2);
+    b_add_scalar(b, 1, data_type, 1);
+    b_add_offset(b, 2, data);
+    b_finish(b, b_end(b), "BIP2");
+}
+
+/* flat.put_svb: a StreamVByte1234 table of values (StreamVByte1248 when wide), coded in scratch, which has room
+ * for (n + 3) / 4 + 8 * n bytes. */
+static size_t b_svb(Builder *b, const uint64_t *values, size_t n, int wide, unsigned char *scratch) {
+    Py_ssize_t n_codes = (n + 3) / 4, n_values = b->failed ? 0 : svb_into(values, n, wide, scratch, scratch + n_codes);
+    if (n_values < 0) b->failed = -1;
+    size_t codes = b_bytes(b, scratch, n_codes), data = b_bytes(b, scratch + n_codes, n_values);
+    b_start(b, 2);
+    b_add_offset(b, 0, codes);
+    b_add_offset(b, 1, data);
+    return b_end(b);
+}
+
+/* flat.put_rle: a RunLengthColumn of the maximal runs of n int64 ids (runs and lengths: room for n values each). */
+static size_t b_runs(Builder *b, const Py_buffer *ids, size_t n, uint64_t *runs, uint64_t *lengths,
+                     unsigned char *scratch) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = (uint64_t)at64(ids, i);
+        if (!k || runs[k - 1] != id) runs[k] = id, lengths[k++] = 0;
+        lengths[k - 1]++;
+    }
+    size_t values_at = b_svb(b, runs, k, 0, scratch), lengths_at = b_svb(b, lengths, k, 0, scratch);
+    b_start(b, 3);
+    b_add_scalar(b, 0, n, 4);
+    b_add_offset(b, 1, values_at);
+    b_add_offset(b, 2, lengths_at);
+    return b_end(b);
+}
+
+/* flat.put_sketch: a MessageBlockSketch. */
+static size_t b_sketch(Builder *b, uint64_t length, uint64_t base, uint64_t first, uint64_t last) {
+    b_start(b, 4);
+    b_add_scalar(b, 0, length, 4);
+    b_add_scalar(b, 1, base, 4);
+    b_add_scalar(b, 2, first, 8);
+    b_add_scalar(b, 3, last, 8);
+    return b_end(b);
+}
+
+typedef struct { /* a dictionary chain head, as flat.DictRef */
+    uint64_t kind, size;
+    const unsigned char *blob_id;
+} Head;
+
+/* flat.put_dict_set of the six chain heads (a NULL blob_id: the chain is empty). */
+static size_t b_dict_set(Builder *b, const Head heads[6]) {
+    size_t at[6] = {0};
+    for (int k = 0; k < 6; k++) {
+        if (!heads[k].blob_id) continue;
+        b_start(b, 3);
+        b_add_scalar(b, 0, heads[k].kind, 1);
+        b_hash(b, heads[k].blob_id);
+        b_field(b, 1);
+        b_add_scalar(b, 2, heads[k].size, 4);
+        at[k] = b_end(b);
+    }
+    b_start(b, 6);
+    for (int k = 0; k < 6; k++)
+        if (heads[k].blob_id) b_add_offset(b, k, at[k]);
+    return b_end(b);
+}
+
+/* BitWidth.U of flexbuffers: the log2 of the fewest bytes (1, 2, 4, 8) that hold value. */
+static int flex_width(uint64_t value) { return value < 1 << 8 ? 0 : value < 1 << 16 ? 1 : value >> 32 ? 3 : 2; }
+
+static size_t flex_pad(size_t at, size_t width) { return (0 - at) & (width - 1); }
+
+/* Value.ElemWidth: the width of an offset to loc stored elem_index slots into a vector laid out from size. */
+static int flex_offset_width(size_t size, size_t elem_index, size_t loc) {
+    for (int w = 0; w < 4; w++) {
+        size_t width = (size_t)1 << w, slot = size + flex_pad(size, width) + elem_index * width;
+        if (flex_width(slot - loc) == w) return w;
+    }
+    return -1; /* flexbuffers raises: the offset is too big */
+}
+
+static void flex_put(Buf *out, uint64_t value, size_t width) { /* little-endian, after reserve */
+    memset(out->data + out->len, 0, flex_pad(out->len, width));
+    out->len += flex_pad(out->len, width);
+    memcpy(out->data + out->len, &value, width);
+    out->len += width;
+}
+
+/* block._flex_messages: the ten parts as a FlexBuffer vector of blobs, as flexbuffers.Builder lays it out. */
+static int flex_blobs(PyObject *const *parts, Buf *out) {
+    size_t loc[10], room = 128;
+    int width[10], vector_width = 0; /* flexbuffers' narrowest, which holds the vector's size, 10 */
+    for (int k = 0; k < 10; k++) room += PyBytes_GET_SIZE(parts[k]) + 16;
+    out->len = 0;
+    if (reserve(out, room) < 0) return -1;
+    for (int k = 0; k < 10; k++) {
+        size_t len = PyBytes_GET_SIZE(parts[k]);
+        width[k] = flex_width(len);
+        flex_put(out, len, (size_t)1 << width[k]);
+        loc[k] = out->len;
+        put(out, PyBytes_AS_STRING(parts[k]), len);
+    }
+    for (int k = 0; k < 10; k++) {
+        int w = flex_offset_width(out->len, 1 + k, loc[k]);
+        vector_width = w > vector_width ? w : vector_width;
+        if (w < 0) return 1;
+    }
+    size_t slot = (size_t)1 << vector_width;
+    flex_put(out, 10, slot);
+    size_t vector = out->len;
+    for (int k = 0; k < 10; k++) flex_put(out, out->len - loc[k], slot);
+    for (int k = 0; k < 10; k++) out->data[out->len++] = (unsigned char)(25 << 2 | width[k]); /* BLOB */
+    int root_width = flex_offset_width(out->len, 0, vector);
+    if (root_width < 0) return 1;
+    flex_put(out, out->len - vector, (size_t)1 << root_width);
+    out->data[out->len++] = (unsigned char)(10 << 2 | vector_width); /* VECTOR */
+    out->data[out->len++] = (unsigned char)(1 << root_width);
+    return 0;
+}
+
+/* Whether an int lies in 0..max (its value into *value). */
+static int fits_in(PyObject *number, uint64_t max, uint64_t *value) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(number, &overflow);
+    *value = (uint64_t)v;
+    return !overflow && v >= 0 && (uint64_t)v <= max;
+}
+
+/* The 32 bytes of a hash argument (None allowed when may_be_none: NULL then), or -1 with a ValueError. */
+static int hash_arg(PyObject *arg, int may_be_none, const unsigned char **digest) {
+    *digest = NULL;
+    if (arg == Py_None && may_be_none) return 0;
+    if (!PyBytes_Check(arg) || PyBytes_GET_SIZE(arg) != 32) {
+        PyErr_SetString(PyExc_ValueError, "a Hash32 holds 32 bytes");
+        return -1;
+    }
+    *digest = (const unsigned char *)PyBytes_AS_STRING(arg);
+    return 0;
+}
+
+/* The dictionary chain heads argument: six None or (kind, blob id, size); 1 when a value does not fit its field. */
+static int heads_arg(PyObject *heads, Head out[6]) {
+    if (PyTuple_GET_SIZE(heads) != 6) {
+        PyErr_SetString(PyExc_ValueError, "six dictionary heads, each None or (kind, blob id, size)");
+        return -1;
+    }
+    int fits = 1;
+    for (int k = 0; k < 6; k++) {
+        PyObject *head = PyTuple_GET_ITEM(heads, k), *kind, *blob_id, *size;
+        out[k] = (Head){0};
+        if (head == Py_None) continue;
+        if (!PyArg_ParseTuple(head, "O!OO!", &PyLong_Type, &kind, &blob_id, &PyLong_Type, &size) ||
+            hash_arg(blob_id, 0, &out[k].blob_id) < 0)
+            return -1;
+        fits = fits_in(kind, UINT8_MAX, &out[k].kind) && fits_in(size, UINT32_MAX, &out[k].size) && fits;
+    }
+    return !fits;
+}
+
+/* block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts,
+ * heads) -> the MessageBlock blob that block.encode_block's builder route makes of the same fields, or None when a
+ * value does not fit its field (that route reports it). timestamps and the id columns: int64, one per message;
+ * author, previous (None for the first block of a feed) and last_hash: 32 bytes; parts: the content column's ten
+ * parts (text.TextColumn.parts); heads: the six dictionary chain heads, each None or (kind, blob id, size). */
+static PyObject *block_blob(PyObject *self, PyObject *args) {
+    PyObject *base_arg, *author_arg, *previous_arg, *last_arg, *parts, *heads_obj, *result = NULL;
+    Py_buffer stamps, types, sigs, signatures;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*y*OOOO!O!", &PyLong_Type, &base_arg, &stamps, &types, &sigs, &signatures,
+                          &author_arg, &previous_arg, &last_arg, &PyTuple_Type, &parts, &PyTuple_Type, &heads_obj))
+        return NULL;
+    Builder b = {0};
+    Buf flex = {0};
+    uint64_t *columns = NULL;
+    unsigned char *scratch = NULL;
+    const unsigned char *author, *previous, *last_hash;
+    Head heads[6];
+    size_t n = stamps.len / 8;
+    uint64_t base;
+    int misfit; /* a dictionary head that does not fit its fields */
+    if (stamps.len % 8 || !n || types.len != stamps.len || sigs.len != stamps.len) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: one int64 timestamp, type id and signature id per message");
+        goto done;
+    }
+    if (hash_arg(author_arg, 0, &author) < 0 || hash_arg(previous_arg, 1, &previous) < 0 ||
+        hash_arg(last_arg, 0, &last_hash) < 0 || (misfit = heads_arg(heads_obj, heads)) < 0)
+        goto done;
+    if (PyTuple_GET_SIZE(parts) != 10) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: the content column's ten parts");
+        goto done;
+    }
+    for (int k = 0; k < 10; k++)
+        if (!PyBytes_Check(PyTuple_GET_ITEM(parts, k))) {
+            PyErr_SetString(PyExc_TypeError, "block_blob: the content column's parts are bytes");
+            goto done;
+        }
+    int64_t first = at64(&stamps, 0), last = at64(&stamps, n - 1);
+    if (misfit || !fits_in(base_arg, UINT32_MAX, &base) || n > UINT32_MAX || first < 0 || last < 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    columns = PyMem_Malloc(3 * n * sizeof(uint64_t));
+    scratch = PyMem_Malloc(9 * n + 8); /* the widest StreamVByte: n 8-byte values and their codes */
+    b.cap = signatures.len + 10 * n + 4096;
+    for (int k = 0; k < 10; k++) b.cap += PyBytes_GET_SIZE(PyTuple_GET_ITEM(parts, k)) + 16;
+    b.data = PyMem_Malloc(b.cap);
+    if (!columns || !scratch || !b.data) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t *deltas = columns, *runs = columns + n, *lengths = columns + 2 * n;
+    for (size_t i = 0; i < n; i++) { /* svb.zigzag of each step, as int64 arithmetic wraps */
+        uint64_t step = i ? (uint64_t)at64(&stamps, i) - (uint64_t)at64(&stamps, i - 1) : 0;
+        deltas[i] = step << 1 ^ (0 - (step >> 63));
+    }
+    /* block.encode_block, call for call */
+    size_t sketch = b_sketch(&b, n, base, (uint64_t)first, (uint64_t)last);
+    size_t deltas_at = b_svb(&b, deltas, n, 1, scratch);
+    size_t types_at = b_runs(&b, &types, n, runs, lengths, scratch);
+    /* block._put_classic */
+    b_start(&b, 3);
+    b_hash(&b, author);
+    b_field(&b, 0);
+    if (previous) {
+        b_hash(&b, previous);
+        b_field(&b, 1);
+    }
+    b_hash(&b, last_hash);
+    b_field(&b, 2);
+    size_t classic_sketch = b_end(&b);
+    size_t sigs_at = b_runs(&b, &sigs, n, runs, lengths, scratch);
+    size_t crypto = b_bytes(&b, signatures.buf, signatures.len);
+    int flex_failed = b.failed ? 0 : flex_blobs(&PyTuple_GET_ITEM(parts, 0), &flex);
+    if (flex_failed && !b.failed) b.failed = flex_failed;
+    size_t messages = b_bytes(&b, flex.data, flex.len);
+    b_start(&b, 4);
+    b_add_offset(&b, 0, classic_sketch);
+    b_add_offset(&b, 1, sigs_at);
+    b_add_offset(&b, 2, crypto);
+    b_add_offset(&b, 3, messages);
+    size_t classic = b_end(&b);
+    /* back in block.encode_block */
+    size_t dicts = b_dict_set(&b, heads);
+    b_start(&b, 6);
+    b_add_offset(&b, 0, sketch);
+    b_add_offset(&b, 1, deltas_at);
+    b_add_offset(&b, 2, types_at);
+    b_add_scalar(&b, 3, 1, 1); /* ClassicMessageBlock */
+    b_add_offset(&b, 4, classic);
+    b_add_offset(&b, 5, dicts);
+    b_blob(&b, 1 /* MessageBlock */, b_end(&b));
+    if (b.failed > 0)
+        result = Py_NewRef(Py_None);
+    else if (!b.failed)
+        result = PyBytes_FromStringAndSize((const char *)b.data + b.cap - b.len, b.len);
+done:
+    PyMem_Free(b.data);
+    PyMem_Free(b.vtables);
+    PyMem_Free(flex.data);
+    PyMem_Free(columns);
+    PyMem_Free(scratch);
+    PyBuffer_Release(&stamps);
+    PyBuffer_Release(&types);
+    PyBuffer_Release(&sigs);
+    PyBuffer_Release(&signatures);
+    return result;
+}
+
+/* bundle_blob(author, refs, heads) -> the Bundle blob that flat.build_bundle's builder route makes, or None when a
+ * value does not fit its field (that route reports it). refs: each block's (blob id, length, sequence base, first
+ * timestamp, last timestamp, previous blob id or None, last message hash); heads: as block_blob's. */
+static PyObject *bundle_blob(PyObject *self, PyObject *args) {
+    PyObject *author_arg, *refs, *heads_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO!O!", &author_arg, &PyList_Type, &refs, &PyTuple_Type, &heads_obj)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(refs);
+    const unsigned char *author;
+    Head heads[6];
+    int misfit;
+    Builder b = {.cap = 1024 + 256 * (size_t)n};
+    size_t *at = PyMem_Malloc((n + 1) * sizeof(size_t));
+    if (!at || !(b.data = PyMem_Malloc(b.cap))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (hash_arg(author_arg, 0, &author) < 0 || (misfit = heads_arg(heads_obj, heads)) < 0) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) { /* flat.build_bundle, call for call */
+        PyObject *blob_arg, *previous_arg, *last_arg, *numbers[4];
+        const unsigned char *blob_id, *previous, *last_hash;
+        uint64_t sketch[4];
+        static const uint64_t MAX[4] = {UINT32_MAX, UINT32_MAX, UINT64_MAX >> 1, UINT64_MAX >> 1};
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(refs, k), "OO!O!O!O!OO", &blob_arg, &PyLong_Type, &numbers[0],
+                              &PyLong_Type, &numbers[1], &PyLong_Type, &numbers[2], &PyLong_Type, &numbers[3],
+                              &previous_arg, &last_arg) ||
+            hash_arg(blob_arg, 0, &blob_id) < 0 || hash_arg(previous_arg, 1, &previous) < 0 ||
+            hash_arg(last_arg, 0, &last_hash) < 0)
+            goto done;
+        for (int j = 0; j < 4; j++) misfit = misfit || !fits_in(numbers[j], MAX[j], &sketch[j]);
+        if (misfit) break;
+        size_t sketch_at = b_sketch(&b, sketch[0], sketch[1], sketch[2], sketch[3]);
+        b_start(&b, 4);
+        b_hash(&b, blob_id);
+        b_field(&b, 0);
+        b_add_offset(&b, 1, sketch_at);
+        if (previous) {
+            b_hash(&b, previous);
+            b_field(&b, 2);
+        }
+        b_hash(&b, last_hash);
+        b_field(&b, 3);
+        at[k] = b_end(&b);
+    }
+    if (misfit) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    b_prep(&b, 4, 4 * (size_t)n); /* BundleStartMessageBlocksVector: StartVector(4, n, 4) */
+    b_prep(&b, 4, 4 * (size_t)n);
+    for (Py_ssize_t k = n - 1; k >= 0; k--) b_uoffset(&b, at[k]);
+    b_place(&b, (uint64_t)n, 4);
+    size_t vector = b.len, dicts = b_dict_set(&b, heads);
+    b_start(&b, 3);
+    b_hash(&b, author);
+    b_field(&b, 0);
+    b_add_offset(&b, 1, vector);
+    b_add_offset(&b, 2, dicts);
+    b_blob(&b, 4 /* Bundle */, b_end(&b));
+    if (b.failed > 0)
+        result = Py_NewRef(Py_None);
+    else if (!b.failed)
+        result = PyBytes_FromStringAndSize((const char *)b.data + b.cap - b.len, b.len);
+done:
+    PyMem_Free(at);
+    PyMem_Free(b.data);
+    PyMem_Free(b.vtables);
+    return result;
+}
+
+/* --- skeletons and shared tokens ------------------------------------------------------------------------------ */
 
 static int put_indent(Buf *out, int64_t depth) {
     for (int64_t k = 0; k < depth; k++)
@@ -2085,14 +2766,15 @@ static PyObject *type_of(PyObject *value) {
 }
 
 /* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
- * types, type indexes, skeletons, skeleton indexes, distinct tokens, their int64 hash_bytes, int64 counts, int64
- * token stream): each list of distinct values first met first, each index an int64 per message; block.plan of a block of
- * Message tuples (value, encoded, id), or None when something is for the Python route to report (a message that
- * is not the author's next one, a text that will not encode, a content holding 0x00).
+ * types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their n + 1 int64 offsets, their
+ * int64 hash_bytes, uint32 token stream): each list of distinct values first met first, each index an
+ * int64 per message; block.plan of a block of Message tuples (value, encoded, id), or None when something is for
+ * the Python route to report (a message that is not the author's next one, a text that will not encode, a content
+ * holding 0x00).
  *
  * Most envelopes are settled from the encoding alone (split_text), without touching the parsed value; the
  * others take envelope.split's own route over the value (split_value). Contents are flattened where they lie in
- * the encodings, skeletons and types are interned, and the leaf texts of the block are tokenized in one pass. */
+ * the encodings, skeletons and types are interned, and each content's leaves are tokenized as soon as cut. */
 
 static const size_t ENVELOPE_LEN[7] = {8, 6, 8, 9, 4, 7, 9};
 
@@ -2348,57 +3030,64 @@ static Py_ssize_t order_place(Coded *orders, int codes[17], const int order[7], 
     return failed ? -1 : n;
 }
 
-/* Messages sit apart in memory: fetch the encodings and ids a few messages ahead, then the encodings' lines, so that
- * reading them does not wait on memory (the tuples were read by the first pass). */
+/* Whether a block's list item is a Message tuple (value, encoded, id), whose items may be read. */
+static inline int is_message(PyObject *msg) { return PyTuple_Check(msg) && PyTuple_GET_SIZE(msg) == 3; }
+
+/* A feed's messages sit apart in memory (interleaved with other feeds' when generated or received together):
+ * fetch each message's tuple 16 messages ahead, its encoding and id 8 ahead, then the encoding's lines 4 ahead,
+ * so that reading them does not wait on memory. */
 static inline void prefetch_messages(PyObject *messages, Py_ssize_t i) {
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    if (i + 4 < n) {
-        PyObject *msg = PyList_GET_ITEM(messages, i + 4);
+    if (i + 16 < n) { /* all of the tuple: with its GC header before it, it may straddle two cache lines */
+        PyObject *ahead = PyList_GET_ITEM(messages, i + 16);
+        __builtin_prefetch(ahead);
+        __builtin_prefetch(((PyTupleObject *)ahead)->ob_item + 2);
+    }
+    PyObject *msg = i + 8 < n ? PyList_GET_ITEM(messages, i + 8) : NULL;
+    if (msg && is_message(msg)) {
         __builtin_prefetch(PyTuple_GET_ITEM(msg, 1));
         __builtin_prefetch(PyTuple_GET_ITEM(msg, 2));
     }
-    if (i + 2 < n) {
-        PyObject *enc = PyTuple_GET_ITEM(PyList_GET_ITEM(messages, i + 2), 1);
-        if (PyBytes_Check(enc)) {
-            const char *s = PyBytes_AS_STRING(enc);
-            Py_ssize_t size = PyBytes_GET_SIZE(enc);
-            for (Py_ssize_t at = 64; at < size; at += 64) __builtin_prefetch(s + at);
-            __builtin_prefetch(s + size - 1);
-        }
+    msg = i + 4 < n ? PyList_GET_ITEM(messages, i + 4) : NULL;
+    if (msg && is_message(msg) && PyBytes_Check(PyTuple_GET_ITEM(msg, 1))) {
+        const char *s = PyBytes_AS_STRING(PyTuple_GET_ITEM(msg, 1));
+        Py_ssize_t size = PyBytes_GET_SIZE(PyTuple_GET_ITEM(msg, 1));
+        for (Py_ssize_t at = 64; at < size; at += 64) __builtin_prefetch(s + at);
+        __builtin_prefetch(s + size - 1);
     }
 }
 
 static PyObject *plan_block(PyObject *self, PyObject *args) {
     PyObject *messages, *author, *previous, *keys_as_data;
-    long long first;
-    if (!PyArg_ParseTuple(args, "O!UOLO!", &PyList_Type, &messages, &author, &previous, &first, &PyFrozenSet_Type,
-                          &keys_as_data))
+    PyObject *first_arg;
+    if (!PyArg_ParseTuple(args, "O!UOO!O!", &PyList_Type, &messages, &author, &previous, &PyLong_Type, &first_arg,
+                          &PyFrozenSet_Type, &keys_as_data))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(messages);
-    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *hashes = NULL, *counts = NULL, *ranks = NULL;
-    PyObject *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
+    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *offsets = NULL, *hashes = NULL;
+    PyObject *token_stream = NULL, *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
     PyObject *order_index = PyBytes_FromStringAndSize(NULL, 8 * n), *type_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     PyObject *skeleton_index = PyBytes_FromStringAndSize(NULL, 8 * n);
     Coded orders = {PyList_New(0), NULL}, types = {PyList_New(0), PyDict_New()};
     int codes[17];
     Names names = {0};
     Frames frames = {0};
-    Buf skels = {0}, leaves = {0}, stream = {0};
+    Buf skeleton = {0}, leaves = {0}, stream = {0};
     Intern shapes = {0}, tokens = {0};
     Expect ex = {0};
     if (!stamps || !signatures || !order_index || !type_index || !skeleton_index || !orders.list || !types.list || !types.places)
         goto done;
+    int overflow;
+    long long first = PyLong_AsLongLongAndOverflow(first_arg, &overflow);
+    if (overflow || first > LLONG_MAX - n) goto fallback; /* the sequences must not overflow */
     if (!(ex.author = PyUnicode_AsUTF8AndSize(author, &ex.author_len))) goto fallback;
     if (previous != Py_None && !(PyUnicode_Check(previous) && (ex.previous = PyUnicode_AsUTF8AndSize(previous, &ex.previous_len))))
         goto fallback;
     int64_t last = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!PyTuple_Check(PyList_GET_ITEM(messages, i)) || PyTuple_GET_SIZE(PyList_GET_ITEM(messages, i)) != 3)
-            goto fallback;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
         prefetch_messages(messages, i);
         PyObject *msg = PyList_GET_ITEM(messages, i);
+        if (!is_message(msg)) goto fallback;
         PyObject *value = PyTuple_GET_ITEM(msg, 0), *enc = PyTuple_GET_ITEM(msg, 1), *id = PyTuple_GET_ITEM(msg, 2);
         if (!PyBytes_Check(enc) || !PyUnicode_Check(id)) goto fallback; /* the value is read only when needed */
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(enc);
@@ -2433,49 +3122,36 @@ static PyObject *plan_block(PyObject *self, PyObject *args) {
         else
             memset(PyBytes_AS_STRING(signatures) + 64 * i, 0, 64), sp.start = 0, sp.end = size;
         const unsigned char *content = s + sp.start;
-        size_t content_len = sp.end - sp.start, at = skels.len;
+        size_t content_len = sp.end - sp.start;
         if (memchr(content, 0, content_len)) goto fallback; /* not a V8 encoding: the Python route reports it */
-        if (flatten_one(content, content_len, derivable && flag, &skels, &leaves) < 0 || reserve(&skels, 8) < 0)
+        skeleton.len = leaves.len = 0; /* tokenized while in cache: the tables keep each distinct text */
+        if (flatten_one(content, content_len, derivable && flag, &skeleton, &leaves) < 0 || pad(&skeleton) < 0 ||
+            pad(&leaves) < 0)
             goto done;
-        memset(skels.data + skels.len, 0, 8); /* the padding first_word reads */
-        size_t known_shapes = shapes.n;
-        int64_t shape = intern(&shapes, skels.data, at, skels.len - at);
-        if (shape < 0) goto done;
-        if (shapes.n == known_shapes) skels.len = at; /* met before: keep one copy */
+        int64_t shape = intern(&shapes, skeleton.data, skeleton.len);
+        if (shape < 0 || tokenize(&tokens, &leaves, &stream) < 0) goto done;
         memcpy(PyBytes_AS_STRING(skeleton_index) + 8 * i, &shape, 8);
         if (!(ex.previous = PyUnicode_AsUTF8AndSize(id, &ex.previous_len))) goto fallback;
     }
-    if (reserve(&leaves, 8) < 0) goto done;
-    memset(leaves.data + leaves.len, 0, 8); /* the padding first_word reads */
-    size_t run_end = 0;
-    for (size_t i = 0; i < leaves.len;) {
-        size_t len = token_at(leaves.data, leaves.len, i, &run_end);
-        int64_t k = intern(&tokens, leaves.data, i, len);
-        if (k < 0 || reserve(&stream, 8) < 0) goto done;
-        memcpy(stream.data + stream.len, &k, 8);
-        stream.len += 8;
-        i += len;
-    }
-    if (!(skeletons = PyList_New(shapes.n)) || !(distinct = PyList_New(tokens.n)) ||
-        !(counts = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)) || !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
+    if (!(skeletons = PyList_New(shapes.n)) ||
+        !(distinct = PyBytes_FromStringAndSize((const char *)tokens.text.data, tokens.text.len)) ||
+        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (tokens.n + 1))) ||
+        !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
         goto done;
     for (size_t k = 0; k < shapes.n; k++) {
-        PyObject *item = PyBytes_FromStringAndSize((const char *)skels.data + shapes.tokens[k].start, shapes.tokens[k].len);
+        PyObject *item = interned_bytes(&shapes, k);
         if (!item) goto done;
         PyList_SET_ITEM(skeletons, k, item);
     }
+    int64_t *starts = (int64_t *)PyBytes_AS_STRING(offsets); /* a bytes object's data is 8-aligned */
     for (size_t k = 0; k < tokens.n; k++) {
-        int64_t count = tokens.tokens[k].count;
-        uint64_t h = hash_bytes(leaves.data + tokens.tokens[k].start, tokens.tokens[k].len);
-        memcpy(PyBytes_AS_STRING(counts) + 8 * k, &count, 8);
-        memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &h, 8);
-        PyObject *item = PyBytes_FromStringAndSize((const char *)leaves.data + tokens.tokens[k].start, tokens.tokens[k].len);
-        if (!item) goto done;
-        PyList_SET_ITEM(distinct, k, item);
+        memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &tokens.items[k].hash, 8);
+        starts[k] = (int64_t)tokens.items[k].start;
     }
-    if ((ranks = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
+    starts[tokens.n] = (int64_t)tokens.text.len;
+    if ((token_stream = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
         result = PyTuple_Pack(12, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
-                              skeleton_index, distinct, hashes, counts, ranks);
+                              skeleton_index, distinct, offsets, hashes, token_stream);
     goto done;
 fallback:
     PyErr_Clear();
@@ -2492,16 +3168,16 @@ done:
     Py_XDECREF(skeleton_index);
     Py_XDECREF(skeletons);
     Py_XDECREF(distinct);
+    Py_XDECREF(offsets);
     Py_XDECREF(hashes);
-    Py_XDECREF(counts);
-    Py_XDECREF(ranks);
-    Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skels,
-                   &leaves, &stream};
+    Py_XDECREF(token_stream);
+    Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skeleton,
+                   &leaves, &stream, &shapes.text, &tokens.text};
     for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) PyMem_Free(bufs[k]->data);
     PyMem_Free(shapes.slots);
-    PyMem_Free(shapes.tokens);
+    PyMem_Free(shapes.items);
     PyMem_Free(tokens.slots);
-    PyMem_Free(tokens.tokens);
+    PyMem_Free(tokens.items);
     return result;
 }
 
@@ -2512,17 +3188,22 @@ static PyMethodDef methods[] = {
     {"store_skeleton", store_skeleton, METH_O, "store_skeleton(skeleton) -> its stored form, as text.store_skeleton"},
     {"shared_tokens", shared_tokens, METH_O, "shared_tokens(entries) -> the token of each TOKEN dictionary entry"},
     {"encode_column", encode_column, METH_VARARGS,
-     "encode_column(distinct, hashes, counts, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) -> "
-     "the ten parts of text.TextColumn"},
+     "encode_column(data, offsets, hashes, stream, shared_data, shared_offsets, shared_slots, skeleton_ids) "
+     "-> the ten parts of text.TextColumn"},
+    {"block_blob", block_blob, METH_VARARGS,
+     "block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts, "
+     "heads) -> the MessageBlock blob of these fields, as block.encode_block builds it, or None"},
+    {"bundle_blob", bundle_blob, METH_VARARGS,
+     "bundle_blob(author, refs, heads) -> the Bundle blob of these block refs, as flat.build_bundle builds it, or None"},
     {"token_slots", token_slots, METH_VARARGS,
      "token_slots(data, offsets) -> the hash table of distinct tokens that encode_column looks shared tokens up in"},
     {"plan_block", plan_block, METH_VARARGS,
      "plan_block(messages, author, previous, first, keys_as_data) -> (int64 timestamps, signatures, orders, "
-     "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens, their int64 hashes, int64 "
-     "counts, int64 token indexes) or None"},
+     "order indexes, types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their int64 "
+     "offsets, their int64 hashes, uint32 token indexes) or None"},
     {"repeated_tokens", repeated_tokens, METH_VARARGS,
-     "repeated_tokens(lists, hashes) -> the tokens occurring more than once across the lists of bytes, first met "
-     "first"},
+     "repeated_tokens(texts, offsets, hashes) -> the tokens met in more than one block (each block's distinct "
+     "tokens end to end, their int64 offsets and hashes), first met first"},
     {"shared_entries", shared_entries, METH_O, "shared_entries(tokens) -> text.shared_entry of each token"},
     {"id_texts", id_texts, METH_O, "id_texts(digests) -> the message id of each 32-byte digest, 52 bytes each"},
     {"svb_decode", svb_decode, METH_VARARGS, "svb_decode(codes, values, wide, where) -> uint64 values end to end"},
@@ -2549,6 +3230,10 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_speedups"
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     for (const char *c = "\"-0123456789tfn"; *c; c++) LEAF_START[(unsigned char)*c] = 1;
+    for (int c = 0; c < 256; c++)
+        TOKEN_START[c] = is_alpha(c) ? T_ALPHA : is_digit(c) ? T_DIGIT : c == '+' || c == '/' ? T_B64_SIGN
+                         : c == ' ' ? T_SPACE : c == '\n' ? T_NEWLINE : c >= 0x80 ? T_HIGH
+                         : c == '%' || c == '&' || c == '@' ? T_SIGIL : T_OTHER;
     text_init();
     sha256_init();
     for (int k = 0; k < 7; k++)

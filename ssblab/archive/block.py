@@ -37,6 +37,7 @@ from ssblab.archive.flat import (
     DictSet,
     RawRuns,
     Sketch,
+    chain_heads,
     dict_set_of,
     expand_runs,
     finish,
@@ -54,6 +55,7 @@ from ssblab.archive.flat import (
     read_sketch,
     read_svb,
 )
+from ssblab.archive.pieces import Pieces
 from ssblab.archive.text import KEYS_AS_DATA
 from ssblab.core.message import Message
 from ssblab.core.refs import b64, parse_feed_id, parse_message_id
@@ -121,11 +123,11 @@ def plan(messages: Sequence[Message]) -> Planned:
         done = _speedups.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
         if done is not None:
             stamps, signatures, orders, order_at, types, type_at, skeletons, skeleton_at, *tokens = done
-            distinct, hashes, counts, ranks = tokens
+            distinct, offsets, hashes, stream = tokens
             return Planned(
                 messages, _int64s(stamps), signatures, Coded(orders, _int64s(order_at)), Coded(types, _int64s(type_at)),
                 Coded(skeletons, _int64s(skeleton_at)),
-                text.Tokens(distinct, _int64s(counts), _int64s(ranks), _int64s(hashes)),
+                text.Tokens(Pieces(distinct, _int64s(offsets)), np.frombuffer(stream, np.uint32), _int64s(hashes)),
             )  # fmt: skip
     envelopes = split_block(messages, author, previous, first)
     keys_as_data = [
@@ -164,14 +166,15 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
         for order in block.orders.values:
             if order is not None:
                 ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
-        for skeleton in block.skeletons.values:
-            ident(SKELETONS, skeleton)
-    candidates = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
-    new[TOKENS] = {entry: i for i, entry in enumerate(candidates)}
-    return [list(d) for d in new]
+    shapes = dicts.chains[SKELETONS].index  # a few hundred a block: looked up without a call each
+    new[SKELETONS] = dict.fromkeys(s for block in blocks for s in block.skeletons.values if s not in shapes)
+    entries = [list(d) for d in new]
+    entries[TOKENS] = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
+    return entries
 
 
 def _shared_candidates(blocks: Sequence[Planned], known: dict[bytes, int]) -> list[bytes]:
+    """The new TOKEN entries, each once: the tokens repeated are distinct, and a token's entry gives it back."""
     repeated = [tok for tok in text.repeated([block.tokens for block in blocks]) if tok not in known]
     return [e for e in text.shared_entries(repeated) if len(e) > SHARED_MIN]
 
@@ -208,16 +211,29 @@ def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Build
     ``builder``: one to reuse (cleared first), so that a build of many blocks allocates its buffer once.
     """
     types, sigs = _column_ids(block, dicts)
-    msgs, column = block.messages, block.timestamps
-    deltas = svb.zigzag(np.concatenate(([0], column[1:] - column[:-1])).astype(np.int64))
+    column = _content_column(block, dicts)
+    msgs, stamps = block.messages, block.timestamps
+    first = msgs[0]
+    hashes = (
+        parse_feed_id(first.author),
+        parse_message_id(first.previous) if isinstance(first.previous, str) else None,
+        parse_message_id(msgs[-1].id),
+    )
+    if _speedups is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
+        blob = _speedups.block_blob(
+            first.sequence, stamps, types, sigs, block.signatures, *hashes, tuple(column.parts()),
+            chain_heads(dicts.heads),
+        )  # fmt: skip
+        if blob is not None:
+            return blob
+    deltas = svb.zigzag(np.concatenate(([0], stamps[1:] - stamps[:-1])).astype(np.int64))
     if builder is None:
         builder = flatbuffers.Builder(1 << 16)
     builder.Clear()
-    sketch = Sketch(len(msgs), msgs[0].sequence, int(column[0]), int(column[-1]))
-    sketch_at = put_sketch(builder, sketch)
+    sketch_at = put_sketch(builder, Sketch(len(msgs), first.sequence, int(stamps[0]), int(stamps[-1])))
     deltas_at = put_svb(builder, svb.encode(deltas, "1248"), "1248")
     types_at = put_rle(builder, types)
-    classic_at = _put_classic(builder, block, sigs, dicts)
+    classic_at = _put_classic(builder, block, sigs, hashes, column)
     dicts_at = put_dict_set(builder, dicts.heads)
     fb.MessageBlockStart(builder)
     fb.MessageBlockAddSketch(builder, sketch_at)
@@ -229,24 +245,30 @@ def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Build
     return finish(builder, fb.Bip2BlobData.MessageBlock, int(fb.MessageBlockEnd(builder)))
 
 
-def _put_classic(
-    builder: flatbuffers.Builder, block: Planned, sigs: npt.NDArray[np.int64], dicts: Dictionaries
-) -> int:
-    first = block.messages[0]
-    previous = parse_message_id(first.previous) if isinstance(first.previous, str) else None
-    fb.ClassicMessageBlockSketchStart(builder)
-    fb.ClassicMessageBlockSketchAddAuthor(builder, put_hash(builder, parse_feed_id(first.author)))
-    if previous is not None:
-        fb.ClassicMessageBlockSketchAddPreviousMessageHash(builder, put_hash(builder, previous))
-    fb.ClassicMessageBlockSketchAddLastMessageHash(builder, put_hash(builder, parse_message_id(block.messages[-1].id)))
-    sketch_at = fb.ClassicMessageBlockSketchEnd(builder)
-    sigs_at = put_rle(builder, sigs)
-    crypto = builder.CreateByteVector(block.signatures)
+def _content_column(block: Planned, dicts: Dictionaries) -> text.TextColumn:
     shapes = list(map(dicts.chains[SKELETONS].index.get, block.skeletons.values))
     if None in shapes:
         raise MissingDictionary("the dictionaries lack a content skeleton: extend them first (new_entries)")
     skeletons = np.array(shapes, dtype=np.int64)[block.skeletons.index]
-    column = text.encode_column(skeletons, block.tokens, dicts.chains[TOKENS].shared)
+    return text.encode_column(skeletons, block.tokens, dicts.chains[TOKENS].shared)
+
+
+def _put_classic(
+    builder: flatbuffers.Builder,
+    block: Planned,
+    sigs: npt.NDArray[np.int64],
+    hashes: tuple[bytes, bytes | None, bytes],
+    column: text.TextColumn,
+) -> int:
+    author, previous, last = hashes
+    fb.ClassicMessageBlockSketchStart(builder)
+    fb.ClassicMessageBlockSketchAddAuthor(builder, put_hash(builder, author))
+    if previous is not None:
+        fb.ClassicMessageBlockSketchAddPreviousMessageHash(builder, put_hash(builder, previous))
+    fb.ClassicMessageBlockSketchAddLastMessageHash(builder, put_hash(builder, last))
+    sketch_at = fb.ClassicMessageBlockSketchEnd(builder)
+    sigs_at = put_rle(builder, sigs)
+    crypto = builder.CreateByteVector(block.signatures)
     flex_at = builder.CreateByteVector(_flex_messages(column))
     fb.ClassicMessageBlockStart(builder)
     fb.ClassicMessageBlockAddSketch(builder, sketch_at)

@@ -60,6 +60,8 @@ class Archive:
 def _cut(feed: Sequence[Message], block_size: int) -> list[blocks.Planned]:
     if block_size < 1:
         raise NotArchivable(f"block size must be at least 1, got {block_size}")
+    if 0 < len(feed) <= block_size:  # one block: no copy of the feed's list (a young list of old messages, which
+        return [blocks.plan(feed)]  # each garbage collection meanwhile would visit one by one)
     return [blocks.plan(feed[i : i + block_size]) for i in range(0, len(feed), block_size)]
 
 
@@ -83,7 +85,9 @@ def build_archives(
         raise NotArchivable("cannot archive an empty feed")
     dicts, dict_blobs = base.extended(blocks.new_entries([b for p in planned for b in p], base))
     archives, builder = [], flatbuffers.Builder(1 << 16)
-    for feed_blocks in planned:
+    planned.reverse()
+    while planned:  # each feed's planned blocks let go of once coded: the blobs take their memory
+        feed_blocks = planned.pop()
         coded = tuple(blocks.encode_block(b, dicts, builder) for b in feed_blocks)
         refs: list[BlockRef] = []
         for planned_block, data in zip(feed_blocks, coded, strict=True):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -40,11 +40,11 @@ class Chain:
     kind: int
     entries: tuple[Any, ...] = ()
     head: DictRef | None = None
-    index: dict[Any, int] = field(default_factory=dict, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        if not self.index and self.entries:
-            self.index.update((e, i) for i, e in enumerate(self.entries))
+    @cached_property
+    def index(self) -> dict[Any, int]:
+        """Each entry's id, made when first asked for: coders look entries up (never TOKEN ones), decoders do not."""
+        return {e: i for i, e in enumerate(self.entries)}
 
     @cached_property
     def skeleton_table(self) -> text.SkeletonTable:

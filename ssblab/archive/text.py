@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain
+from itertools import chain, pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -147,14 +147,18 @@ def load_skeleton(stored: bytes) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Tokens:
-    """A block's leaf texts cut by `TOKEN`: the distinct tokens (first met first), how often each occurs, and the
-    token sequence as indexes into them. The compiled route also keeps each distinct token's hash, so that the
-    lookups across blocks and in the shared dictionary do not hash it again."""
+    """A block's leaf texts cut by `TOKEN`: the distinct tokens (first met first, end to end) and the token sequence
+    as indexes into them. The compiled route also keeps each distinct token's hash, so that the lookups across blocks
+    and in the shared dictionary do not hash it again."""
 
-    distinct: list[bytes]
-    counts: I64
-    stream: I64
+    distinct: Pieces
+    stream: npt.NDArray[np.uint32]  # a block holds fewer than 2**31 distinct tokens
     hashes: I64 | None = None
+
+    def texts(self) -> list[bytes]:
+        """The distinct tokens, one bytes object each."""
+        data = self.distinct.data
+        return [data[a:b] for a, b in pairwise(self.distinct.offsets.tolist())]
 
 
 def flatten_block(contents: Sequence[bytes], keys_as_data: Sequence[bool]) -> tuple[list[bytes], Tokens]:
@@ -162,8 +166,7 @@ def flatten_block(contents: Sequence[bytes], keys_as_data: Sequence[bool]) -> tu
     flat = [flatten(c, k) for c, k in zip(contents, keys_as_data, strict=True)]
     index: dict[bytes, int] = {}
     stream = [index.setdefault(t, len(index)) for t in TOKEN.findall(b"".join(f[1] for f in flat))]
-    counts = np.bincount(np.array(stream, dtype=np.int64), minlength=len(index)).astype(np.int64)
-    return [f[0] for f in flat], Tokens(list(index), counts, np.array(stream, dtype=np.int64))
+    return [f[0] for f in flat], Tokens(Pieces.of(list(index)), np.array(stream, dtype=np.uint32))
 
 
 def _canonical_b64(text: bytes) -> bytes | None:
@@ -212,8 +215,10 @@ def repeated(blocks: Sequence[Tokens]) -> list[bytes]:
     """The tokens that occur in more than one of ``blocks``, in the order first met."""
     hashes = [b.hashes for b in blocks]
     if _speedups is not None and all(h is not None for h in hashes):
-        return _speedups.repeated_tokens([b.distinct for b in blocks], [h.tobytes() for h in hashes])  # type: ignore[union-attr]
-    seen = Counter(chain.from_iterable(b.distinct for b in blocks))
+        return _speedups.repeated_tokens(  # type: ignore[no-any-return]
+            [b.distinct.data for b in blocks], [b.distinct.offsets for b in blocks], hashes
+        )
+    seen = Counter(chain.from_iterable(b.texts() for b in blocks))
     return [tok for tok, count in seen.items() if count > 1]
 
 
@@ -258,16 +263,18 @@ class SharedTokens:
 def encode_column(skeleton_ids: I64, tokens: Tokens, shared: SharedTokens) -> TextColumn:
     """Code one block's content column from its tokens against the shared TOKEN dictionary."""
     if _speedups is not None and tokens.hashes is not None:
-        hashes, counts, stream, skeletons = (
-            np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, tokens.counts, tokens.stream, skeleton_ids)
-        )
-        pieces = shared.pieces
+        hashes, skeletons = (np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, skeleton_ids))
+        stream = np.ascontiguousarray(tokens.stream, dtype=np.uint32)
+        pieces, distinct = shared.pieces, tokens.distinct
         parts = _speedups.encode_column(
-            tokens.distinct, hashes, counts, stream, pieces.data, pieces.offsets, shared.slots, skeletons
-        )
+            distinct.data, distinct.offsets, hashes, stream, pieces.data, pieces.offsets, shared.slots,
+            skeletons,
+        )  # fmt: skip
         return TextColumn.from_parts(parts, "content column")
-    order = np.argsort(-tokens.counts, kind="stable")  # falling count, ties by first appearance
-    ranked = [tokens.distinct[i] for i in order.tolist()]
+    counts = np.bincount(tokens.stream, minlength=len(tokens.distinct))
+    order = np.argsort(-counts, kind="stable")  # falling count, ties by first appearance
+    texts = tokens.texts()
+    ranked = [texts[i] for i in order.tolist()]
     rank_of = np.empty(order.size, dtype=np.int64)
     rank_of[order] = np.arange(order.size)
     ranks = rank_of[tokens.stream]

@@ -11,9 +11,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from ssblab.archive import arrow, block, svb, text
+from ssblab.archive import arrow, block, flat, svb, text
 
-MODULES = (svb, text, arrow, block)
+MODULES = (svb, text, arrow, block, flat)
 COMPILED = text._speedups is not None
 needs_compiled = pytest.mark.skipif(not COMPILED, reason="ssblab.archive._speedups is not built")
 
