@@ -2193,13 +2193,16 @@ static void b_finish(Builder *b, size_t root, const char identifier[4]) {
     b_uoffset(b, root);
 }
 
-/* flat.finish: the Bip2Blob of version 1 around a table of the union type data_type. */
-static void b_blob(Builder *b, int data_type, size_t data) {
+/* flat.finish: the Bip2Blob of version 1 around a table of the union type data_type, as bytes; None when a value
+ * did not fit its field (the Python builder then names it), NULL with an error set. */
+static PyObject *b_blob(Builder *b, int data_type, size_t data) {
     b_start(b, 3);
     b_add_scalar(b, 0, 1, 2);
     b_add_scalar(b, 1, data_type, 1);
     b_add_offset(b, 2, data);
     b_finish(b, b_end(b), "BIP2");
+    if (b->failed) return b->failed > 0 ? Py_NewRef(Py_None) : NULL;
+    return PyBytes_FromStringAndSize((const char *)b->data + b->cap - b->len, (Py_ssize_t)b->len);
 }
 
 /* flat.put_svb: a StreamVByte1234 table of values (StreamVByte1248 when wide), coded in scratch, which has room
@@ -2446,11 +2449,7 @@ static PyObject *block_blob(PyObject *self, PyObject *args) {
     b_add_scalar(&b, 3, 1, 1); /* ClassicMessageBlock */
     b_add_offset(&b, 4, classic);
     b_add_offset(&b, 5, dicts);
-    b_blob(&b, 1 /* MessageBlock */, b_end(&b));
-    if (b.failed > 0)
-        result = Py_NewRef(Py_None);
-    else if (!b.failed)
-        result = PyBytes_FromStringAndSize((const char *)b.data + b.cap - b.len, b.len);
+    result = b_blob(&b, 1 /* MessageBlock */, b_end(&b));
 done:
     PyMem_Free(b.data);
     PyMem_Free(b.vtables);
@@ -2521,11 +2520,7 @@ static PyObject *bundle_blob(PyObject *self, PyObject *args) {
     b_field(&b, 0);
     b_add_offset(&b, 1, vector);
     b_add_offset(&b, 2, dicts);
-    b_blob(&b, 4 /* Bundle */, b_end(&b));
-    if (b.failed > 0)
-        result = Py_NewRef(Py_None);
-    else if (!b.failed)
-        result = PyBytes_FromStringAndSize((const char *)b.data + b.cap - b.len, b.len);
+    result = b_blob(&b, 4 /* Bundle */, b_end(&b));
 done:
     PyMem_Free(at);
     PyMem_Free(b.data);
