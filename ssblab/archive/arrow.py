@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import islice
 
@@ -127,11 +127,14 @@ def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndar
     return pa.array([None if t is None else t.decode("utf-8", "replace") for t in texts], pa.string()), stamps, private
 
 
-def block_tables(decoded: list[blocks.Block], dicts: Dictionaries, *, valid: bool = False) -> list[pa.Table]:
-    """Decoded blocks as `MESSAGES_SCHEMA` tables (their ids hashed together: see `blocks.digests`)."""
+def block_tables(
+    decoded: Sequence[blocks.Block], dicts: Dictionaries, *, valid: bool = False, wheres: Sequence[str] | None = None
+) -> list[pa.Table]:
+    """Decoded blocks as `MESSAGES_SCHEMA` tables (their ids hashed together: see `blocks.digests`); ``wheres``
+    names them in errors."""
     return [
         _table(blk, dicts, digests, valid)
-        for blk, digests in zip(decoded, blocks.digests(decoded, dicts), strict=True)
+        for blk, digests in zip(decoded, blocks.digests(decoded, dicts, wheres), strict=True)
     ]
 
 
@@ -161,13 +164,16 @@ def _table(blk: blocks.Block, dicts: Dictionaries, digests: bytes, valid: bool) 
     return pa.Table.from_arrays(columns, schema=MESSAGES_SCHEMA)
 
 
-def _decoded(numbered: Iterable[tuple[int, bytes]], dicts: Dictionaries) -> list[blocks.Block]:
-    return [blocks.decode_block(data, dicts, f"block {i}") for i, data in numbered]
+def _tables(numbered: Sequence[tuple[int, bytes]], dicts: Dictionaries, valid: bool) -> list[pa.Table]:
+    """Block blobs, each with its place in the caller's list (which names it in errors), as tables."""
+    wheres = [f"block {i}" for i, _ in numbered]
+    decoded = [blocks.decode_block(data, dicts, where) for (_, data), where in zip(numbered, wheres, strict=True)]
+    return block_tables(decoded, dicts, valid=valid, wheres=wheres)
 
 
 def to_arrow(block_blobs: Iterable[bytes], dicts: Dictionaries, *, valid: bool = False) -> pa.Table:
     """Decode MessageBlock blobs (all coded with ``dicts``) into one `MESSAGES_SCHEMA` table."""
-    tables = block_tables(_decoded(enumerate(block_blobs), dicts), dicts, valid=valid)
+    tables = _tables(list(enumerate(block_blobs)), dicts, valid)
     return pa.concat_tables(tables) if tables else MESSAGES_SCHEMA.empty_table()
 
 
@@ -176,5 +182,5 @@ def iter_batches(block_blobs: Iterable[bytes], dicts: Dictionaries, *, valid: bo
     time, so that their ids hash side by side."""
     numbered = enumerate(block_blobs)
     for first in numbered:
-        for table in block_tables(_decoded([first, *islice(numbered, 1)], dicts), dicts, valid=valid):
+        for table in _tables([first, *islice(numbered, 1)], dicts, valid):
             yield from table.to_batches()

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
 from ssblab.archive import text
-from ssblab.archive.arrow import block_table, to_arrow
+from ssblab.archive.arrow import block_table, iter_batches, to_arrow
 from ssblab.archive.bundle import build_archives
-from ssblab.archive.dictionaries import Dictionaries
+from ssblab.archive.dictionaries import SIGNATURES, Dictionaries
 from ssblab.archive.errors import MalformedArchive, NotArchivable
 from ssblab.core.message import Message
 from ssblab.core.private_box import box
@@ -92,6 +92,27 @@ def test_verbatim_messages_reach_the_table_and_garbage_is_refused() -> None:
     garbage = dataclasses.replace(blk, contents=b"{not json", offsets=np.array([0, 9]), plain=np.array([9]))
     with pytest.raises(MalformedArchive, match="message 0: a message stored whole is not JSON"):
         block_table(garbage, dicts)
+
+
+def test_a_fault_found_while_hashing_names_its_block() -> None:
+    """Ids are hashed for several blocks at once (two at a time when streaming): a fault names the block's own place."""
+    feed = sign_feed([{"type": "post", "text": str(i)} for i in range(8)])
+    order = ("author", "previous", "sequence", "timestamp", "hash", "content", "signature")
+    for i in (6, 7):  # the last block's messages in another key order: a second object signature
+        value = {**feed[i].value, "previous": feed[i - 1].id}
+        feed[i] = Message.from_value({k: value[k] for k in order})
+    (archive,), dicts = build_archives([feed], 2)
+    chains = list(dicts.chains)
+    signatures = chains[SIGNATURES].entries
+    assert len(signatures) == 2
+    forged = (signatures[0], (0,) * len(order))  # the second one names its first key seven times
+    chains[SIGNATURES] = dataclasses.replace(chains[SIGNATURES], entries=forged)
+    forged_dicts = Dictionaries(tuple(chains))
+    fault = "^block 3: object signature 1 is not a classic message envelope"
+    with pytest.raises(MalformedArchive, match=fault):
+        to_arrow(archive.blocks, forged_dicts)
+    with pytest.raises(MalformedArchive, match=fault):  # blocks 2 and 3 hashed side by side
+        list(iter_batches(archive.blocks, forged_dicts))
 
 
 def test_flatten_keeps_every_byte() -> None:
