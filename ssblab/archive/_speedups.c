@@ -1098,13 +1098,7 @@ static PyObject *sha256_streams(PyObject *self, PyObject *args) {
             }
             sha256_stream_start(&hash[k], parts[k], PyList_GET_SIZE(list));
         }
-        while (hash[0].stage < 2 || (lanes == 2 && hash[1].stage < 2)) {
-            if (lanes == 2 && hash[0].stage < 2 && hash[1].stage < 2)
-                sha256_pair(hash[0].state, sha256_stream_next(&hash[0]), hash[1].state, sha256_stream_next(&hash[1]));
-            else
-                for (int k = 0; k < lanes; k++)
-                    if (hash[k].stage < 2) sha256_blocks(hash[k].state, sha256_stream_next(&hash[k]), 1);
-        }
+        while (hash[0].stage < 2 || (lanes == 2 && hash[1].stage < 2)) sha256_advance(&hash[0], lanes == 2 ? &hash[1] : NULL);
         for (int k = 0; k < lanes; k++) {
             PyObject *digest = PyBytes_FromStringAndSize(NULL, 32);
             if (!digest) goto fail;
@@ -1177,12 +1171,7 @@ static PyObject *block_digests(PyObject *self, PyObject *arg) {
                 if (c->rows.n) lane[k] = c;
             }
         if (!lane[0] && !lane[1]) break;
-        if (lane[0] && lane[1])
-            sha256_pair(lane[0]->hash.state, sha256_stream_next(&lane[0]->hash), lane[1]->hash.state,
-                        sha256_stream_next(&lane[1]->hash));
-        else
-            for (int k = 0; k < 2; k++)
-                if (lane[k]) sha256_blocks(lane[k]->hash.state, sha256_stream_next(&lane[k]->hash), 1);
+        sha256_advance(lane[0] ? &lane[0]->hash : NULL, lane[1] ? &lane[1]->hash : NULL);
         for (int k = 0; k < 2; k++) {
             Chain *c = lane[k];
             if (!c || c->hash.stage < 2) continue;

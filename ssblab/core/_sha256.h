@@ -205,6 +205,15 @@ static inline const unsigned char *sha256_stream_next(Sha256Stream *s) {
     return s->block;
 }
 
+/* Each of two hashes (either may be NULL or finished) advanced by one block: side by side while both go on. */
+static inline void sha256_advance(Sha256Stream *a, Sha256Stream *b) {
+    int go_a = a && a->stage < 2, go_b = b && b->stage < 2;
+    if (go_a && go_b)
+        sha256_pair(a->state, sha256_stream_next(a), b->state, sha256_stream_next(b));
+    else if (go_a || go_b)
+        sha256_blocks(go_a ? a->state : b->state, sha256_stream_next(go_a ? a : b), 1);
+}
+
 /* Chooses the SHA extensions' route where the CPU has them; call once, when the module loads. */
 static void sha256_init(void) {
 #ifdef HAVE_SHA_NI
