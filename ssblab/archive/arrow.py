@@ -51,22 +51,12 @@ def id_texts(digests: bytes) -> bytes:
     return out.tobytes()
 
 
-def id_column(digests: bytes) -> pa.Array:
-    """The message id of each 32-byte digest of ``digests`` (end to end), as one buffer of 52 bytes an id."""
-    n = len(digests) // 32
-    return pa.StringArray.from_buffers(n, _id_offsets(n + 1), pa.py_buffer(id_texts(digests)))
-
-
-def _id_offsets(count: int) -> pa.Buffer:
-    return pa.py_buffer(np.arange(0, 52 * count, 52, dtype=np.int32))
-
-
 def _id_columns(blk: blocks.Block, digests: bytes) -> tuple[pa.Array, pa.Array]:
     """(id, previous) over one buffer: each message's previous is the id before it, the block's own for the first
     (null at the start of a feed)."""
     n = blk.sketch.length
     texts = pa.py_buffer(id_texts((blk.previous or bytes(32)) + digests))
-    offsets = _id_offsets(n + 2)
+    offsets = pa.py_buffer(np.arange(0, 52 * (n + 2), 52, dtype=np.int32))
     ids = pa.StringArray.from_buffers(n, offsets, texts, offset=1)
     if blk.previous is not None:
         return ids, pa.StringArray.from_buffers(n, offsets, texts)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
 from ssblab.archive import rebuild, svb, text
-from ssblab.archive.arrow import id_column, to_arrow
+from ssblab.archive.arrow import id_texts, to_arrow
 from ssblab.archive.bundle import build_archives
 from ssblab.archive.errors import ArchiveError, MalformedArchive, NotArchivable
 from ssblab.core.message import Message
@@ -295,10 +295,10 @@ def test_base64_is_pythons_at_every_length() -> None:
 
 @needs_compiled
 @given(st.lists(st.binary(min_size=32, max_size=32), max_size=5).map(b"".join))
-def test_id_columns_agree(digests: bytes) -> None:
-    compiled = id_column(digests)
+def test_id_texts_agree(digests: bytes) -> None:
+    compiled = id_texts(digests)
     with pure_python():
-        assert id_column(digests) == compiled
+        assert id_texts(digests) == compiled
 
 
 @needs_compiled
