@@ -131,11 +131,12 @@ def default_store(name: str = "default") -> Path:
 
     Treat it as read-only: it is shared by everyone who asks; copy it to change it.
     """
-    from ssblab.store import Store, read_jsonl
+    from ssblab.pipeline.sources import read_source
+    from ssblab.store import Store
 
     def build(out: Path) -> None:
         with Store(out) as store:
-            report = store.append(read_jsonl(default_jsonl(name)))
+            report = store.append(read_source(default_jsonl(name)))
         if not report.ok:
             raise SsbError(f"dataset {name!r}: the generated network failed validation: {report}")
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
-from ssblab.store import Store, export_jsonl, read_source
-from ssblab.store.verify import verify_path
+from ssblab.pipeline.sources import read_source
+from ssblab.pipeline.verify import verify_path
+from ssblab.store import Store, export_jsonl
 
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

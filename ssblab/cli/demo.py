@@ -18,7 +18,8 @@ from typing import Any
 
 from ssblab.cli.progress import progress, ticking
 from ssblab.datasets import network_spec, spec_path
-from ssblab.store import Store, read_jsonl
+from ssblab.pipeline.sources import read_source
+from ssblab.store import Store
 from ssblab.store.store import StoreStats
 
 STAGES = 9
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         write_jsonl(ticking(network.messages(), bar), jsonl)
     with Store(origin_dir) as origin, Store(store_dir) as replica:
         with progress(_stage(2, "loading the origin peer"), total=spec["messages"]) as bar:
-            loaded = origin.append(read_jsonl(jsonl), on_batch=bar.update)
+            loaded = origin.append(read_source(jsonl), on_batch=bar.update)
         with progress(_stage(3, "replicating over EBT"), total=spec["messages"]) as bar:
             replicated = replicate_stores(origin, replica, sorted(origin.heads()), on_stored=bar.update)
         stats = replica.stats()

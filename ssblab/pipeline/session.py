@@ -319,7 +319,7 @@ def graphframe(vertices: DataFrame, edges: DataFrame) -> Any:
 
 
 @contextlib.contextmanager
-def _sql_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+def sql_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
     """Apply runtime SQL settings for the duration of a block, then restore the previous values."""
     previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
@@ -344,7 +344,7 @@ def connected_components(
     the driver ran out of memory. So adaptive execution is off while the iterations run, and the result is
     cached and counted inside that window. ``algorithm="graphx"`` is faster on small graphs.
     """
-    with _sql_conf(graph.vertices.sparkSession, {"spark.sql.adaptive.enabled": "false"}):
+    with sql_conf(graph.vertices.sparkSession, {"spark.sql.adaptive.enabled": "false"}):
         found: DataFrame = graph.connectedComponents(algorithm=algorithm, checkpointInterval=checkpoint_interval)
         result = found.cache()
         result.count()

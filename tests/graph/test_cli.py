@@ -12,7 +12,8 @@ from ssblab.cli import main
 from ssblab.friends import contact_edges, hops
 from ssblab.generate import generate_network, write_jsonl
 from ssblab.graph import contacts_from_messages
-from ssblab.store import Store, read_source
+from ssblab.pipeline.sources import read_source
+from ssblab.store import Store
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

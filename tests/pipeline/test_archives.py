@@ -12,16 +12,17 @@ import pytest
 
 pytest.importorskip("flatbuffers", reason="archives need the archive extra: pip install 'ssblab[archive]'")
 
+from ssblab.pipeline.archives import archive_records, archive_splits, block_facts, pieces_of
+from ssblab.pipeline.checks import FACT_FIELDS, FACTS_DDL, split_facts
+from ssblab.pipeline.load import _arrow_schema, plan_splits, resolve_source
+
 from ssblab.archive.bundle import build_archives
 from ssblab.archive.folder import blob_ref, open_archive, write_archives
 from ssblab.core import Keypair, Message, create_message
 from ssblab.core.refs import parse_feed_id
 from ssblab.generate import generate_network
-from ssblab.pipeline.archives import archive_records, archive_splits, block_facts, pieces_of
-from ssblab.pipeline.checks import FACT_FIELDS, FACTS_DDL, split_facts
-from ssblab.pipeline.load import _arrow_schema, plan_splits, resolve_source
+from ssblab.pipeline.verify import verify_path
 from ssblab.store.blobs import BlobStore
-from ssblab.store.verify import verify_path
 
 BLOCK = 32
 
@@ -171,8 +172,8 @@ def test_export_of_an_archive_equals_the_jsonl_export(spark: Any, world: tuple[P
                                                       tmp_path: Path) -> None:
     import pyarrow.dataset as ds
 
+    from ssblab.core.schema import TABLES
     from ssblab.pipeline.export import export_parquet
-    from ssblab.pipeline.schema import TABLES
 
     folder, jsonl = world
     a = export_parquet(spark, folder, tmp_path / "from-archive", progress=False)
@@ -193,7 +194,8 @@ def test_export_of_an_archive_equals_the_jsonl_export(spark: Any, world: tuple[P
 
 def test_archive_messages_reader(spark: Any, world: tuple[Path, Path], ordered: list[Message]) -> None:
     from ssblab.pipeline.archives import archive_messages
-    from ssblab.pipeline.schema import TABLES
+
+    from ssblab.core.schema import TABLES
 
     folder, _ = world
     df = archive_messages(spark, folder)

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from ssblab.core.schema import TABLES
 from ssblab.pipeline.export import MANIFEST, ExportError, export_parquet
-from ssblab.pipeline.schema import TABLES
-from ssblab.store.verify import verify_path
+from ssblab.pipeline.verify import verify_path
 from tests.pipeline.faults import write_fault_log
 
 REPO = Path(__file__).resolve().parents[2]

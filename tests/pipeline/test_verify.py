@@ -7,14 +7,14 @@ from typing import Any
 
 import orjson
 import pytest
-
-from ssblab.core.validate import FeedValidator
 from ssblab.pipeline.chain import Fact, replay_feed
 from ssblab.pipeline.checks import FACT_FIELDS, split_facts
 from ssblab.pipeline.load import iter_split, plan_splits, raw_messages
-from ssblab.pipeline.verify import verdicts_of, verify_spark
-from ssblab.store import Store, read_source, write_log_offset
-from ssblab.store.verify import verify_path
+
+from ssblab.core.validate import FeedValidator
+from ssblab.pipeline.sources import read_source
+from ssblab.pipeline.verify import verdicts_of, verify_path, verify_spark
+from ssblab.store import Store, write_log_offset
 from tests.pipeline.faults import write_fault_log
 
 SMALL_SPLITS = 30_000  # bytes: many splits, so feeds and faults straddle task boundaries
