@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ssblab.core.errors import SsbError
-from ssblab.pipeline.session import MASTER_ENV
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["ENGINES", "Engine", "EngineError", "LocalEngine", "SparkEngine", "resolve_engine"]
 
 ENGINES = ("local", "spark")
+MASTER_ENV = "SSBLAB_SPARK_MASTER"  # a master URL here makes Spark the default engine
 
 
 class EngineError(SsbError):

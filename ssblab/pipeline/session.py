@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from ssblab.pipeline.engines import MASTER_ENV
 from ssblab.pipeline.graphframes_jar import cached_jar, jar_dir
 
 if TYPE_CHECKING:
@@ -53,7 +54,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MASTER_ENV = "SSBLAB_SPARK_MASTER"
 # The usual Maven coordinates for PySpark 3.5 (Scala 2.12); only reachable where Maven/spark-packages are.
 GRAPHFRAMES_PACKAGE = "graphframes:graphframes:0.8.3-spark3.5-s_2.12"
 SPARK_PACKAGES_REPO = "https://repos.spark-packages.org/"

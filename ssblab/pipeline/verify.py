@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ssblab.core.message import hmac_key_bytes
 from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
-from ssblab.pipeline import local
+from ssblab.pipeline import pool
 from ssblab.pipeline.engines import Engine, SparkEngine, resolve_engine
 from ssblab.pipeline.facts import fact_error
 from ssblab.pipeline.sources import iter_split, plan_splits, resolve_source
@@ -76,12 +76,12 @@ def verify_local(path: str | Path, *, hmac_key: Any = None, workers: int | None 
                  on_records: Progress | None = None) -> ValidationReport:
     """`verify` on the local engine: a pool of processes for a large source, this process for a small one."""
     key = hmac_key_bytes(hmac_key)
-    workers = workers or local.cores()
-    if not local.is_parallel(path, workers):
+    workers = workers or pool.cores()
+    if not pool.is_parallel(path, workers):
         return _with_forks(path, _verify_inline(plan_splits(path), key, on_records))
-    splits = local.local_splits(path, workers)
-    with local.worker_pool(workers) as pool:
-        runs = list(_replayed(pool, splits, key, on_records))
+    splits = pool.local_splits(path, workers)
+    with pool.worker_pool(workers) as workers_pool:
+        runs = list(_replayed(workers_pool, splits, key, on_records))
     report, positions, forks, broken = stitch(runs)
     if broken:
         records = (record for split in splits for record in iter_split(split))
@@ -112,10 +112,10 @@ class _Replay:
         return replay_split(iter_split(split), self.key)
 
 
-def _replayed(pool: Executor | None, splits: Sequence[Split], key: bytes | None,
+def _replayed(workers: Executor | None, splits: Sequence[Split], key: bytes | None,
               on_records: Progress | None) -> list[SplitRun]:
     runs = []
-    for run in local.pool_map(pool, _Replay(key), splits):
+    for run in pool.pool_map(workers, _Replay(key), splits):
         if on_records:
             on_records(run.loose[0] + sum(r.counts[0] for r in run.runs))
         runs.append(run)
