@@ -200,12 +200,17 @@ class Dataset:
         except duckdb.Error as exc:
             raise DatasetError(f"query failed: {exc}") from exc
 
-    def graph(self, **options: Any) -> FollowNetwork:
+    def graph(self, *, local_limit: int | None = None, engine: Any = None) -> FollowNetwork:
         """The follow graph (`ssblab.graph.FollowNetwork`) on this dataset's engine: hops, PageRank, components,
-        moderation and the about directory. ``options`` go to `ssblab.graph.graph_engine` (``local_limit``)."""
+        moderation and the about directory.
+
+        Args:
+            local_limit: on Spark, the most edges collected here rather than kept in Spark blocks.
+            engine: a graph engine of this dataset's engine to use instead (`ssblab.graph.graph_engine`).
+        """
         from ssblab.graph.network import FollowNetwork, graph_engine
 
-        engine = graph_engine(self.engine, **options)
+        engine = graph_engine(engine or self.engine, local_limit=local_limit)
         return FollowNetwork(engine, self.relation("follows"), abouts=self.relation("abouts"),
                              messages=self.relation("messages", ["author", "timestamp"]))
 

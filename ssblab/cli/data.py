@@ -38,7 +38,7 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                           "archive: archive.json, an 'archive build' folder or a blob folder)")
     exp.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl",
                      help="jsonl: the messages; parquet: a verified dataset of tables (docs/datasets.md)")
-    engine_arguments(exp)
+    engine_arguments(exp, default="spark")
     exp.add_argument("--hmac-key", help="the test network's HMAC key (base64), for --format parquet")
     exp.add_argument("--records", action="store_true", help="write {key, value, timestamp} records")
     exp.add_argument("--out", type=Path, required=True)

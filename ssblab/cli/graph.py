@@ -51,19 +51,22 @@ def _data_argument(parser: argparse.ArgumentParser) -> None:
     engine_arguments(parser)
 
 
-def engine_arguments(parser: argparse.ArgumentParser) -> None:
+def engine_arguments(parser: argparse.ArgumentParser, default: str = "local") -> None:
     """``--engine`` and ``--master``, for every verb that analyses or exports data."""
-    parser.add_argument("--engine", choices=["local", "spark"],
-                        help="local: DuckDB, Arrow and scipy in this process (the default); spark: Spark and "
-                        "GraphFrames (the default with --master). Both print the same.")
+    other = "spark" if default == "local" else "local"
+    what = {"local": "local: DuckDB, Arrow and scipy in this process, no Java", "spark": "spark: Spark and GraphFrames"}
+    parser.add_argument("--engine", choices=["local", "spark"], default=None,
+                        help=f"{what[default]} (the default); {what[other]}. Both give the same output.")
     parser.add_argument("--master", help="a Spark master URL (spark://HOST:7077); implies --engine spark")
+    parser.set_defaults(default_engine=default)
 
 
 def engine_of(args: argparse.Namespace) -> Any:
     """The engine the arguments ask for (`ssblab.pipeline.engines.resolve_engine`)."""
     from ssblab.pipeline.engines import resolve_engine
 
-    return resolve_engine(args.engine, master=args.master)
+    default = None if args.master else args.default_engine
+    return resolve_engine(args.engine or default, master=args.master)
 
 
 def _feed(value: str, option: str) -> str:

@@ -13,13 +13,14 @@ made on first use, since every question starts from them.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, Protocol
 
-from ssblab.friends.contacts import MessageLike, contact_of
+from ssblab.friends.contacts import BLOCK, FOLLOW, UNFOLLOW, MessageLike, contact_of
 from ssblab.graph import moderation, queries
 from ssblab.graph.errors import DatasetError
+from ssblab.graph.local import LocalGraphEngine
 from ssblab.graph.packed import (
     PackedGraph,
     canonical_components,
@@ -30,6 +31,7 @@ from ssblab.graph.packed import (
     packed_triangles,
     packed_with_blocks,
 )
+from ssblab.graph.spark import LOCAL_EDGES, SparkGraphEngine
 from ssblab.graph.traversal import Coverage, hops, hops_table, overlap_experiment
 from ssblab.pipeline.engines import Engine, SparkEngine, resolve_engine
 from ssblab.pipeline.tables import Dialect
@@ -58,14 +60,13 @@ class GraphEngine(Protocol):
 
 def graph_engine(engine: str | Engine | Any = None, *, spark: Any = None,
                  local_limit: int | None = None) -> GraphEngine:
-    """The graph engine of an engine choice (`ssblab.pipeline.engines.resolve_engine`'s rule)."""
+    """The graph engine of an engine choice (`ssblab.pipeline.engines.resolve_engine`'s rule; a graph engine is
+    taken as it is). ``local_limit``: on Spark, the most edges collected here rather than kept in Spark blocks."""
+    if isinstance(engine, LocalGraphEngine | SparkGraphEngine):
+        return engine
     chosen = resolve_engine(engine, spark=spark)
     if isinstance(chosen, SparkEngine):
-        from ssblab.graph.spark import LOCAL_EDGES, SparkGraphEngine
-
         return SparkGraphEngine(chosen.spark, local_limit=LOCAL_EDGES if local_limit is None else local_limit)
-    from ssblab.graph.local import LocalGraphEngine
-
     return LocalGraphEngine()
 
 
@@ -114,6 +115,26 @@ class FollowNetwork:
         chosen = graph_engine(engine, spark=spark)
         contacts = chosen.from_arrow(pa.Table.from_pylist(rows, schema))
         return cls(chosen, chosen.query(follows_sql(chosen.dialect), contacts=contacts))
+
+    @classmethod
+    def from_edges(cls, edges: Mapping[tuple[str, str], int], *, engine: str | Engine | Any = None,
+                   spark: Any = None, abouts: Any = None, messages: Any = None) -> FollowNetwork:
+        """A hand-made graph: ``{(source, dest): weight}`` with ssb-friends' weights (1 follow, -1 block, -2
+        cleared), any names; ``abouts`` and ``messages`` as Arrow tables with the dataset's columns."""
+        import pyarrow as pa
+
+        states = {FOLLOW: "following", BLOCK: "blocking", UNFOLLOW: "cleared"}
+        pairs = sorted(edges)
+        follows = pa.table({"author": pa.array([a for a, _ in pairs], pa.string()),
+                            "contact": pa.array([b for _, b in pairs], pa.string()),
+                            "state": pa.array([states[edges[p]] for p in pairs], pa.string()),
+                            "id": pa.array([f"%{a}>{b}" for a, b in pairs], pa.string()),
+                            "sequence": pa.array(range(1, len(pairs) + 1), pa.int64()),
+                            "timestamp": pa.array([0.0] * len(pairs), pa.float64())})
+        chosen = graph_engine(engine, spark=spark)
+        return cls(chosen, chosen.from_arrow(follows),
+                   abouts=None if abouts is None else chosen.from_arrow(abouts),
+                   messages=None if messages is None else chosen.from_arrow(messages))
 
     @property
     def engine_name(self) -> str:

@@ -59,7 +59,8 @@ class ExportSummary:
 
 def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine | None = None,
                    spark: SparkSession | None = None, master: str | None = None, hmac_key: Any = None,
-                   progress: bool | None = None, on_records: Callable[[int], None] | None = None) -> ExportSummary:
+                   split_bytes: int | None = None, progress: bool | None = None,
+                   on_records: Callable[[int], None] | None = None) -> ExportSummary:
     """Verify ``source`` and write its dataset to ``out`` atomically, on the local engine or on Spark.
 
     Args:
@@ -69,6 +70,8 @@ def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine 
         engine: ``"local"`` or ``"spark"`` (default: Spark when ``spark`` or ``master`` is given).
         spark: a SparkSession to run on; master: a Spark master URL to start one on.
         hmac_key: a test network's HMAC key.
+        split_bytes: bytes of source per task (default: Spark's 16 MiB; locally, as many splits as suit the
+            cores, and none for a small source).
         progress: Spark's progress bar (None: when stderr is a terminal, or in a notebook).
         on_records: the local engine calls it with the records of each split as they are checked.
 
@@ -88,9 +91,9 @@ def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine 
     staging = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
     try:
         if isinstance(chosen, SparkEngine):
-            counts = _write_spark(chosen.spark, where, staging, hmac_key, progress)
+            counts = _write_spark(chosen.spark, where, staging, hmac_key, split_bytes or SPLIT_BYTES, progress)
         else:
-            counts = _write_local(where, staging, hmac_key, chosen.workers, on_records)
+            counts = _write_local(where, staging, hmac_key, chosen.workers, split_bytes, on_records)
         _tidy(staging)
         manifest = {"format": "ssblab-dataset", "version": DATASET_VERSION, "ssblab": __version__,
                     "source": str(source), "engine": chosen.name,
@@ -104,9 +107,10 @@ def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine 
 
 
 def export_parquet(spark: SparkSession, source: str | Path, out: str | Path, *, hmac_key: Any = None,
-                   progress: bool | None = None) -> ExportSummary:
+                   split_bytes: int | None = None, progress: bool | None = None) -> ExportSummary:
     """`export_dataset` on Spark (the pipeline's scale-out route)."""
-    return export_dataset(source, out, engine=SparkEngine(spark), hmac_key=hmac_key, progress=progress)
+    return export_dataset(source, out, engine=SparkEngine(spark), hmac_key=hmac_key, split_bytes=split_bytes,
+                          progress=progress)
 
 
 def _check_destination(out: Path, source: Path) -> None:
@@ -161,7 +165,7 @@ def held_blobs(source: Path) -> list[tuple[str, int | None]]:
     return [(ref, store.size(ref)) for ref in store]
 
 
-def _write_local(source: Path, staging: Path, hmac_key: Any, workers: int | None,
+def _write_local(source: Path, staging: Path, hmac_key: Any, workers: int | None, split_bytes: int | None,
                  on_records: Callable[[int], None] | None) -> dict[str, int]:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -170,14 +174,14 @@ def _write_local(source: Path, staging: Path, hmac_key: Any, workers: int | None
     sizes = pa.table({"blob": pa.array([b for b, _ in held], pa.string()),
                       "size": pa.array([s for _, s in held], pa.int64())})
     found = local.build_tables(source, hmac_key=hmac_key_bytes(hmac_key), workers=workers, sizes=sizes,
-                               on_records=on_records)
+                               split_bytes=split_bytes, on_records=on_records)
     for name, table in found.items():
         (staging / name).mkdir(parents=True)
         pq.write_table(local.sorted_table(name, table), staging / name / "part-00000.parquet", compression="zstd")
     return {name: table.num_rows for name, table in found.items()}
 
 
-def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any,
+def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any, split_bytes: int,
                  progress: bool | None) -> dict[str, int]:
     from ssblab.pipeline import spark as frames
     from ssblab.pipeline import tables as catalog
@@ -192,7 +196,7 @@ def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any
     # Spark writes timestamps as INT96 by default, which other readers see as nanoseconds without a zone.
     with sql_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}), \
             job_progress(spark, "exporting", enabled=progress) as rows_done:
-        rows = frames.verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY, split_bytes=SPLIT_BYTES,
+        rows = frames.verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY, split_bytes=split_bytes,
                                   rows_done=rows_done)
         frames.write_table(frames.messages_table(rows), "messages", staging, files)
         for name in catalog.DERIVED:

@@ -193,7 +193,8 @@ def empty_sizes() -> Any:
 
 
 def build_tables(source: str | Path, *, hmac_key: bytes | None = None, workers: int | None = None,
-                 sizes: Any = None, on_records: Callable[[int], None] | None = None) -> dict[str, Any]:
+                 sizes: Any = None, split_bytes: int | None = None,
+                 on_records: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Every table of a dataset of ``source``, verified, as Arrow tables (what ``export --engine local`` writes).
 
     Args:
@@ -201,11 +202,15 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, workers: 
         hmac_key: a test network's HMAC key (bytes).
         workers: processes for the per-message work (default: the cores; 1: this process only).
         sizes: ``blob, size`` of the blobs the source holds (None: none).
+        split_bytes: cut the source into splits of this size and check them in the pool whatever its size.
         on_records: called with the number of records of each split as it is checked.
     """
     workers = workers or cores()
-    parallel = is_parallel(source, workers)
-    splits = local_splits(source, workers) if parallel else plan_splits(source)
+    parallel = split_bytes is not None or is_parallel(source, workers)
+    if split_bytes is not None:
+        splits = plan_splits(source, split_bytes=split_bytes)
+    else:
+        splits = local_splits(source, workers) if parallel else plan_splits(source)
     with worker_pool(workers if parallel else 1) as pool:
         facts = facts_table(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
         messages = messages_table(verdicts_table(facts, catalog.CARRY))

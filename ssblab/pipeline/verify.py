@@ -73,13 +73,16 @@ def verify(path: str | Path, *, engine: str | Engine | None = None, spark: Spark
 
 
 def verify_local(path: str | Path, *, hmac_key: Any = None, workers: int | None = None,
-                 on_records: Progress | None = None) -> ValidationReport:
-    """`verify` on the local engine: a pool of processes for a large source, this process for a small one."""
+                 split_bytes: int | None = None, on_records: Progress | None = None) -> ValidationReport:
+    """`verify` on the local engine: a pool of processes for a large source, this process for a small one.
+
+    ``split_bytes`` cuts the source into splits of that size and replays them in the pool whatever its size.
+    """
     key = hmac_key_bytes(hmac_key)
     workers = workers or pool.cores()
-    if not pool.is_parallel(path, workers):
+    if split_bytes is None and not pool.is_parallel(path, workers):
         return _with_forks(path, _verify_inline(plan_splits(path), key, on_records))
-    splits = pool.local_splits(path, workers)
+    splits = pool.local_splits(path, workers) if split_bytes is None else plan_splits(path, split_bytes=split_bytes)
     with pool.worker_pool(workers) as workers_pool:
         runs = list(_replayed(workers_pool, splits, key, on_records))
     report, positions, forks, broken = stitch(runs)

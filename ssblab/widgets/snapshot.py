@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from ssblab.friends import hops as friends_hops
 from ssblab.friends.contacts import MessageLike
 
 if TYPE_CHECKING:
+    from ssblab.dataset import Dataset
     from ssblab.graph import FollowNetwork
 
 Edges = Mapping[tuple[str, str], int]
@@ -47,15 +49,18 @@ class GraphSnapshot:
 
     @classmethod
     def from_network(cls, net: FollowNetwork) -> GraphSnapshot:
-        """Collect a `FollowNetwork`'s edges (one Spark job) and the self-chosen names of its ``abouts`` table."""
-        edges = {(row["src"], row["dst"]): int(row["weight"]) for row in net.edges.collect()}
-        names: dict[str, str] = {}
-        if net.abouts is not None:
-            from ssblab.graph import about_directory, self_and_given
+        """A `FollowNetwork`'s edges and the self-chosen names of its ``abouts`` table, on its engine."""
+        found = net.edges()
+        edges = dict(zip(zip(found["src"].to_pylist(), found["dst"].to_pylist(), strict=True),
+                         found["weight"].to_pylist(), strict=True))
+        return cls(edges, net.names() if net.abouts is not None else {})
 
-            chosen = self_and_given(about_directory(net.abouts)).where("self_chosen is not null").collect()
-            names = {row["about"]: row["self_chosen"] for row in chosen}
-        return cls(edges, names)
+    @classmethod
+    def from_dataset(cls, data: str | Path | Dataset) -> GraphSnapshot:
+        """The follow graph and names of a dataset (a path is opened on the local engine: no JVM)."""
+        from ssblab.dataset import Dataset, open_dataset
+
+        return cls.from_network((data if isinstance(data, Dataset) else open_dataset(data)).graph())
 
     @classmethod
     def from_messages(cls, messages: Iterable[MessageLike]) -> GraphSnapshot:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ssblab.pipeline.chain import Fact, ForkRow, replay_feed, replay_split, stitch
-from ssblab.pipeline.checks import FACT_FIELDS, split_facts
-from ssblab.pipeline.load import iter_split, plan_splits
 
 from ssblab.core.validate import FeedState, ForkFound, ValidationReport
 from ssblab.generate import generate_network, write_jsonl
+from ssblab.pipeline.facts import FACT_FIELDS, split_facts
+from ssblab.pipeline.sources import iter_split, plan_splits
+from ssblab.pipeline.verdicts import Fact, ForkRow, replay_feed, replay_split, stitch
 from ssblab.pipeline.verify import fork_evidence, verify_path
 from tests.pipeline.faults import write_fault_log
 
