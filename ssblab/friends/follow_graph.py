@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from ssblab.friends.contacts import ContactState, MessageLike, contact_of
 from ssblab.friends.metric import Hops, explain, hops, replication_set
 
+__all__ = ["FollowGraph"]
+
 
 class FollowGraph:
     """Contact edges that grow message by message, with cached hop answers.
