@@ -143,11 +143,15 @@ def default_store(name: str = "default") -> Path:
     return _cached(_dataset_dir(name) / "store", build)
 
 
-def default_parquet(spark: SparkSession, name: str = "default") -> Path:
-    """The verified Parquet dataset of the network (``ssblab export --format parquet``), read-only like the store."""
-    from ssblab.pipeline.export import export_parquet
+def default_parquet(spark: SparkSession | None = None, name: str = "default") -> Path:
+    """The verified Parquet dataset of the network (``ssblab export --format parquet``), read-only like the store.
+
+    Built once, on Spark when a session is given, else on the local engine: both write the same tables.
+    """
+    from ssblab.pipeline.export import export_dataset
 
     def build(out: Path) -> None:
-        export_parquet(spark, default_jsonl(name), out, progress=False)
+        export_dataset(default_jsonl(name), out, spark=spark, engine="spark" if spark is not None else "local",
+                       progress=False)
 
     return _cached(_dataset_dir(name) / "parquet", build)
