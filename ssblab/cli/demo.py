@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 def _analyse(args: argparse.Namespace, root: str, store_dir: Path, jsonl: Path,
              feeds: list[list[Any]]) -> tuple[Any, int]:
     """Stages 4-8 on Spark: verify and export, then each analysis of the exported dataset."""
+    from ssblab.dataset import open_dataset
     from ssblab.graph.network import FollowNetwork
     from ssblab.pipeline.export import export_parquet
     from ssblab.pipeline.progress import job_progress
@@ -98,8 +99,7 @@ def _analyse(args: argparse.Namespace, root: str, store_dir: Path, jsonl: Path,
         ("the dataset and the follow graph", lambda: [an.overview_section(messages),
                                                      an.follow_graph_section(net, root)]),
         ("moderation scenarios", lambda: [an.moderation_section(net, root, since=last - 30 * an.DAY_MS)]),
-        ("threads and causal order", lambda: [an.tangles_section(
-            spark.read.parquet(str(parquet / "tangle_edges")), messages)]),
+        ("threads and causal order", lambda: [an.tangles_section(open_dataset(parquet, spark=spark).tangles())]),
         ("archives", lambda: [an.archives_section(feeds, jsonl, args.out / "archive")]),
     ]
     sections = []

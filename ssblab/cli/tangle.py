@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ssblab.cli.graph import engine_arguments, engine_of
+from ssblab.core.errors import InvalidRef
+from ssblab.core.refs import is_message_id
 from ssblab.tangles.thread import causal_sort, check_tangle, heads, lamport_depths
 
 
@@ -31,6 +33,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def _run(args: argparse.Namespace) -> int:
     from ssblab.dataset import open_dataset
 
+    if not is_message_id(args.root):
+        raise InvalidRef(f"--root: {args.root!r} is not a message id (%<base64>=.sha256)")
     tangle = open_dataset(args.data, engine=engine_of(args)).tangles().thread(args.root, args.name)
     order, depths, report = causal_sort(tangle), lamport_depths(tangle), check_tangle(tangle)
     if args.json:

@@ -177,22 +177,32 @@ class Tangles:
         return build_index(_causal_messages(ordered), **options)
 
     def thread(self, root: str, name: str = "thread") -> Tangle:
-        """The tangle ``name`` (``thread``: root and branch) of ``root``, with each present member's author and
-        receive time.
+        """The tangle ``name`` (``thread``: root and branch) of ``root``, with its present members' authors and
+        receive times.
 
         Raises:
             GraphError: ``root`` or ``name`` holds a quote or a backslash (no message id does).
         """
-        rows = self.engine.collect(self.engine.query(queries.thread_edges_sql(root, name), edges=self.edges))
-        rows = rows.sort_by([("timestamp", "ascending"), ("id", "ascending"), ("parent", "ascending", "at_start")])
-        held = self.engine.collect(self.engine.query(queries.thread_messages_sql(root, name), edges=self.edges,
+        return self._tangles(name, root)[root]
+
+    def threads(self, name: str = "thread") -> dict[str, Tangle]:
+        """Every tangle called ``name`` (``thread``: root and branch), by root (what `thread` gives for each)."""
+        return self._tangles(name, None)
+
+    def _tangles(self, name: str, root: str | None) -> dict[str, Tangle]:
+        rows = self.engine.collect(self.engine.query(queries.thread_edges_sql(name, root), edges=self.edges))
+        order = [("root", "ascending"), ("timestamp", "ascending"), ("id", "ascending"), ("parent", "ascending")]
+        by_root: dict[str, list[dict[str, Any]]] = {} if root is None else {root: []}
+        for row in rows.sort_by([(*key, "at_start") for key in order]).to_pylist():
+            by_root.setdefault(row["root"], []).append(row)
+        held = self.engine.collect(self.engine.query(queries.thread_messages_sql(name, root), edges=self.edges,
                                                      present=self.present)).to_pylist()
         messages = {m["id"]: m for m in held}
-        return tangle_from_edges(
-            rows.to_pylist(), root, name=name,
-            root_timestamp=messages[root]["timestamp"] if root in messages else None,
-            received={i: m["received"] for i, m in messages.items() if m["received"] is not None},
-            authors={i: m["author"] for i, m in messages.items()})
+        received = {i: m["received"] for i, m in messages.items() if m["received"] is not None}
+        return {r: tangle_from_edges(found, r, name=name, received=received,
+                                     root_timestamp=messages[r]["timestamp"] if r in messages else None,
+                                     authors={r: messages[r]["author"]} if r in messages else None)
+                for r, found in by_root.items()}
 
 
 def _causal_messages(rows: Any) -> Iterator[CausalMessage]:

@@ -98,16 +98,20 @@ def references_sql(dialect: Dialect) -> str:
             "GROUP BY p.id, p.author, p.sequence, p.timestamp")
 
 
-def _in_tangle(root: str, name: str) -> str:
-    return f"root = {sql_literal(root)} AND tangle = {sql_literal(name)}"
+def _in_tangle(name: str, root: str | None) -> str:
+    where = f"tangle = {sql_literal(name)}"
+    return where if root is None else f"{where} AND root = {sql_literal(root)}"
 
 
-def thread_edges_sql(root: str, name: str) -> str:
-    """The ``{edges}`` rows of one tangle."""
-    return f"SELECT id, author, timestamp, tangle, root, parent FROM {{edges}} WHERE {_in_tangle(root, name)}"
+def thread_edges_sql(name: str, root: str | None = None) -> str:
+    """The ``{edges}`` rows of the tangles called ``name`` (of the one of ``root`` only, if given)."""
+    return f"SELECT id, author, timestamp, tangle, root, parent FROM {{edges}} WHERE {_in_tangle(name, root)}"
 
 
-def thread_messages_sql(root: str, name: str) -> str:
-    """``id, author, timestamp, received`` of the present members of one tangle (its root included)."""
-    return (f"SELECT id, author, timestamp, received FROM {{present}} WHERE id = {sql_literal(root)} "
-            f"OR id IN (SELECT id FROM {{edges}} WHERE {_in_tangle(root, name)})")
+def thread_messages_sql(name: str, root: str | None = None) -> str:
+    """``id, author, timestamp, received`` of the present members of those tangles, their roots included."""
+    where = _in_tangle(name, root)
+    members = f"SELECT id FROM {{edges}} WHERE {where} UNION ALL SELECT root AS id FROM {{edges}} WHERE {where}"
+    if root is not None:
+        members += f" UNION ALL SELECT {sql_literal(root)} AS id"
+    return f"SELECT id, author, timestamp, received FROM {{present}} WHERE id IN ({members})"
