@@ -70,10 +70,6 @@ class Tangles:
         self.dataset = dataset
         self.engine: GraphEngine = graph_engine(dataset.engine)
 
-    @property
-    def engine_name(self) -> str:
-        return self.engine.name
-
     # The relations every question starts from.
 
     @cached_property
