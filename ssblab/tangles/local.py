@@ -33,7 +33,7 @@ def longest_paths(count: int, parents: np.ndarray, children: np.ndarray,
     """
     from scipy.sparse import csr_matrix
 
-    below = csr_matrix((np.ones(len(parents), dtype=np.int8), (parents, children)), shape=(count, count))
+    below = csr_matrix((np.ones(len(parents), dtype=bool), (parents, children)), shape=(count, count))
     below.sum_duplicates()
     waiting = np.bincount(below.indices, minlength=count)
     flagged = np.zeros(count, dtype=bool) if flags is None else flags.copy()
@@ -84,7 +84,7 @@ def tangle_depths(links: Any) -> Any:
     tops = np.unique(_place(_keys(tangle, root, root), nodes))
     sources = np.concatenate([_place(_keys(tangle, root, parent), nodes), np.full(len(tops), count)])
     targets = np.concatenate([_place(_keys(tangle, root, child), nodes), tops])
-    graph = csr_matrix((np.ones(len(sources), dtype=np.int8), (sources, targets)), shape=(count + 1, count + 1))
+    graph = csr_matrix((np.ones(len(sources), dtype=bool), (sources, targets)), shape=(count + 1, count + 1))
     reached = np.zeros(count + 1, dtype=bool)
     reached[breadth_first_order(graph, count, directed=True, return_predecessors=False)] = True
     kept = reached[sources[: len(child)]]

@@ -242,3 +242,12 @@ def test_the_engines_give_equal_answers(request: pytest.FixtureRequest, spark: A
     local, remote = tangles_of(chosen.path, "local"), tangles_of(chosen.path, "spark")
     assert local.threads() == remote.threads()
     assert _same_index(local.causal_index(), remote.causal_index())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_empty_dataset_has_empty_answers(tmp_path: Path, tangles_of: Callable[[Path, str], Tangles],
+                                            engine: str) -> None:
+    tangles = tangles_of(write_dataset(tmp_path / "empty", {}), engine)
+    assert all(getattr(tangles, method)().num_rows == 0 for method in METHODS)
+    assert len(tangles.causal_index()) == 0 and tangles.threads() == {}
+    assert not tangles.thread("%" + "A" * 43 + "=.sha256").timestamps
