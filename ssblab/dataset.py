@@ -92,6 +92,21 @@ def _build(source: Path, engine: Engine, hmac_key: Any) -> dict[str, Any]:
     return build_tables(source, hmac_key=hmac_key_bytes(hmac_key), workers=engine.workers)
 
 
+def _read_parquet(name: str, folder: Path, columns: list[str] | None) -> Any:
+    """A table folder's Parquet files, one by one: ``pq.read_table`` goes through ``pyarrow.dataset``, which
+    imports pandas (half a second of a CLI verb's start-up)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ssblab.core.schema import arrow_schema
+
+    parts = [pq.ParquetFile(part).read(columns=columns) for part in sorted(folder.glob("*.parquet"))]
+    if parts:
+        return pa.concat_tables(parts)
+    empty = arrow_schema(name).empty_table()
+    return empty.select(columns) if columns else empty
+
+
 class Dataset:
     """The tables of one dataset, on one engine.
 
@@ -130,10 +145,8 @@ class Dataset:
         """One table (or some of its columns) as a ``pyarrow.Table``."""
         self._check(name)
         if self._built is None:
-            import pyarrow.parquet as pq
-
             try:
-                return pq.read_table(self._folder(name), columns=columns)
+                return _read_parquet(name, self._folder(name), columns)
             except (KeyError, ValueError, OSError) as exc:
                 raise DatasetError(f"{self.path}: reading the {name} table: {exc}") from exc
         found = self._built[name]

@@ -1,11 +1,14 @@
 """The local engine of the graph analyses: Arrow tables, DuckDB for the queries, numpy and scipy for the rest.
 
-Relations are ``pyarrow.Table``s; a query registers its inputs with a fresh in-memory DuckDB connection and
-returns an Arrow table. The packed graph is always here (`ssblab.graph.packed.pack_arrays`). Nothing starts a JVM.
+Relations are ``pyarrow.Table``s; a query registers its inputs with the engine's in-memory DuckDB connection (one
+per engine, opened on first use: opening one costs more than most queries here) and returns an Arrow table,
+unregistering them again. The packed graph is always here (`ssblab.graph.packed.pack_arrays`). Nothing starts a
+JVM.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from ssblab.graph.packed import PackedGraph, pack_arrays
@@ -20,14 +23,22 @@ class LocalGraphEngine:
     name = "local"
     dialect: Dialect = DUCKDB
 
-    def query(self, sql: str, **inputs: Any) -> Any:
-        """Run one of `ssblab.graph.queries` (its ``{placeholders}`` bound to ``inputs``) into an Arrow table."""
+    @cached_property
+    def _connection(self) -> Any:
         import duckdb
 
-        with duckdb.connect() as con:
-            for name, relation in inputs.items():
-                con.register(name, relation)
+        return duckdb.connect()
+
+    def query(self, sql: str, **inputs: Any) -> Any:
+        """Run one of `ssblab.graph.queries` (its ``{placeholders}`` bound to ``inputs``) into an Arrow table."""
+        con = self._connection
+        for name, relation in inputs.items():
+            con.register(name, relation)
+        try:
             return con.sql(sql.format(**{name: name for name in inputs})).to_arrow_table()
+        finally:
+            for name in inputs:
+                con.unregister(name)
 
     def collect(self, relation: Any) -> Any:
         return relation

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ssblab.core.message import Message
     from ssblab.dataset import Dataset
     from ssblab.graph.network import FollowNetwork
+    from ssblab.tangles.analysis import Tangles
 
 __all__ = ["archives_section", "follow_graph_section", "moderation_section", "overview_section", "tangles_section"]
 
@@ -114,22 +115,20 @@ def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Sectio
                    "nothing is published.", facts, [table, clique_table])
 
 
-def tangles_section(edges: DataFrame, messages: DataFrame) -> Section:
+def tangles_section(tangles: Tangles) -> Section:
     """Threads: how many, how concurrent, how deep, and which links point at messages nobody has."""
-    from pyspark.sql import functions as F
+    import pyarrow.compute as pc
 
-    from ssblab.tangles.spark import dangling_links, tangle_depths, tangle_heads
-
-    threads = edges.where(F.col("tangle") == "thread")
-    heads = tangle_heads(threads).cache()
-    depths = tangle_depths(threads).groupBy("root").agg(F.max("depth").alias("depth"), F.count("*").alias("size"))
-    deepest = depths.orderBy(F.desc("depth"), F.desc("size"), "root").limit(5).collect()
-    facts = [("threads", heads.count()),
-             ("threads with concurrent heads", heads.where("concurrent").count()),
-             ("links to messages not in the dataset", dangling_links(threads, messages).count())]
-    table = Table(["root", "messages", "Lamport depth"], [(short(r["root"]), r["size"], r["depth"]) for r in deepest],
+    is_thread = pc.field("tangle") == "thread"
+    heads = tangles.heads().filter(is_thread)
+    per_root = tangles.depths().filter(is_thread).group_by("root").aggregate([("depth", "max"), ("id", "count")])
+    deepest = per_root.sort_by([("depth_max", "descending"), ("id_count", "descending"), ("root", "ascending")])
+    facts = [("threads", heads.num_rows),
+             ("threads with concurrent heads", heads.filter(pc.field("concurrent")).num_rows),
+             ("links to messages not in the dataset", tangles.dangling_links().filter(is_thread).num_rows)]
+    table = Table(["root", "messages", "Lamport depth"],
+                  [(short(r["root"]), r["id_count"], r["depth_max"]) for r in deepest.slice(0, 5).to_pylist()],
                   "the deepest threads")
-    heads.unpersist()
     return Section("Threads and causal order", "Replies link to the messages they answer; those links, not the "
                    "claimed timestamps, order a thread (a tangle).", facts, [table])
 

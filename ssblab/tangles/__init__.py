@@ -1,7 +1,9 @@
 """Tangles and causal order: threads as trDAGs (seed 001) and a happened-before index (seed 000 §6.4).
 
-Names resolve on first use, so importing the package loads neither numpy (the causal index) nor pyspark
-(:mod:`ssblab.tangles.spark`).
+`Tangles` is the one API over a dataset, on the local engine (DuckDB, Arrow, numpy) or on Spark, with the same
+answers: ``ssblab.open_dataset(path).tangles()`` gives one. Underneath: `thread` (one tangle's checks, depths and
+order), `causal` (the happened-before index), `queries` (the SQL both engines run), and each engine's longest
+paths (`local`, `spark`). Names resolve on first use, so importing the package loads neither numpy nor pyspark.
 """
 
 from __future__ import annotations
@@ -15,26 +17,20 @@ __all__ = [
     "CausalMessage",
     "Tangle",
     "TangleReport",
+    "Tangles",
     "UnknownMessage",
     "build_index",
-    "causal_depths",
     "causal_sort",
     "check_tangle",
     "clock",
     "concurrent",
-    "dangling_links",
-    "dangling_references",
     "extend_index",
     "happened_before",
     "heads",
     "lamport_depths",
-    "local_causal_index",
     "message_dag",
     "ssb_sort",
-    "tangle_depths",
     "tangle_from_edges",
-    "tangle_heads",
-    "tangle_links",
 ]
 
 _HOME = {
@@ -42,8 +38,7 @@ _HOME = {
                      "ssb_sort", "tangle_from_edges"], "thread"),
     **dict.fromkeys(["CausalError", "CausalIndex", "CausalMessage", "UnknownMessage", "build_index", "clock",
                      "concurrent", "extend_index", "happened_before"], "causal"),
-    **dict.fromkeys(["causal_depths", "dangling_links", "dangling_references", "local_causal_index",
-                     "tangle_depths", "tangle_heads", "tangle_links"], "spark"),
+    "Tangles": "analysis",
     "message_dag": "synthetic",
 }
 

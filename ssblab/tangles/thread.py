@@ -54,6 +54,7 @@ class Tangle:
         parents: every member but the root -> the ids it links to (possibly missing ones).
         timestamps: claimed time of each present message (the root's only when it is present).
         received: receive time of present messages, when the source has it (ssb-sort orders by it first).
+        authors: the author of each message, when known.
     """
 
     name: str
@@ -61,6 +62,7 @@ class Tangle:
     parents: Mapping[str, tuple[str, ...]]
     timestamps: Mapping[str, float]
     received: Mapping[str, float] = field(default_factory=dict)
+    authors: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def has_root(self) -> bool:
@@ -74,18 +76,22 @@ def tangle_from_edges(
     name: str = "thread",
     root_timestamp: float | None = None,
     received: Mapping[str, float] | None = None,
+    authors: Mapping[str, str] | None = None,
 ) -> Tangle:
     """The tangle ``(name, root)`` from ``tangle_edges`` rows (other tangles' rows are skipped).
 
     Args:
-        rows: mappings with the table's columns ``id``, ``timestamp``, ``tangle``, ``root``, ``parent``.
+        rows: mappings with the table's columns ``id``, ``timestamp``, ``tangle``, ``root``, ``parent`` (and
+            ``author``, when known).
         root: the root message's id.
         name: the tangle's name.
         root_timestamp: the root's claimed time; None when the root message is not in the data.
         received: receive times by id, when known.
+        authors: authors by id (the root's, say), beside those the rows name.
     """
     parents: dict[str, list[str]] = {}
     timestamps: dict[str, float] = {} if root_timestamp is None else {root: float(root_timestamp)}
+    written = dict(authors or {})
     for row in rows:
         if row["tangle"] != name or row["root"] != root or row["id"] == root:
             continue
@@ -93,9 +99,11 @@ def tangle_from_edges(
         if row["parent"] is not None and row["parent"] not in links:
             links.append(row["parent"])
         timestamps[row["id"]] = float(row["timestamp"])
+        if row.get("author") is not None:
+            written[row["id"]] = row["author"]
     frozen = {m: tuple(links) or (root,) for m, links in parents.items()}
     seen = {m: received[m] for m in timestamps if m in received} if received else {}
-    return Tangle(name, root, frozen, timestamps, seen)
+    return Tangle(name, root, frozen, timestamps, seen, {m: written[m] for m in timestamps if m in written})
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Test inputs for the tangle analyses, built from generated messages.
 
 ``tangle_rows`` gives rows of the ``tangle_edges`` table and ``causal_messages`` what the causal index needs,
-both through ``ssblab.pipeline.extract`` (what the Parquet export uses); ``closure`` is the brute-force
-reference; ``random_thread`` makes ssb-sort input with many ties.
+both through ``ssblab.pipeline.extract`` (what the Parquet export uses); ``closure`` and ``brute_depths`` are
+the brute-force references; ``random_thread`` makes ssb-sort input with many ties.
 """
 
 from __future__ import annotations
@@ -94,3 +94,26 @@ def random_thread(rng: random.Random, size: int, *, ties: bool = True,
         for record in thread:
             record["timestamp"] = 2000 + rng.randrange(4)
     return thread
+
+
+def brute_depths(messages: list[CausalMessage]) -> dict[str, tuple[int, bool]]:
+    """Longest reference chain (``previous`` included) over present messages, and whether all ancestry is there."""
+    by_id = {m.id: m for m in messages}
+    by_place = {(m.author, m.sequence): m.id for m in messages}
+    found: dict[str, tuple[int, bool]] = {}
+    for m in messages:  # any order: a stack settles the ancestors first
+        stack = [m.id]
+        while stack:
+            current = by_id[stack[-1]]
+            before = by_place.get((current.author, current.sequence - 1))
+            parents = [r for r in current.references if r in by_id and r != current.id]
+            parents += [before] if before else []
+            todo = [p for p in parents if p not in found]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            lost = (before is None and current.sequence > 1) or any(r not in by_id for r in current.references)
+            depth = max((found[p][0] + 1 for p in parents), default=0)
+            found[current.id] = (depth, not lost and all(found[p][1] for p in parents))
+    return found

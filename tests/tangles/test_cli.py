@@ -1,56 +1,72 @@
-"""``ssblab tangle --data DIR --root MSGID`` on Parquet tables written with pyarrow."""
+"""``ssblab tangle --data SOURCE --root MSGID`` on an exported dataset and on a JSONL log, on both engines."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ssblab.cli import main
-from ssblab.core.schema import TABLES, arrow_schema
-from ssblab.generate import generate_network
+from ssblab.generate import generate_network, write_jsonl
+from ssblab.pipeline.export import export_dataset
 from ssblab.tangles.thread import causal_sort, tangle_from_edges
 from tests.tangles.edges import tangle_rows
 
-pq = pytest.importorskip("pyarrow.parquet")
-
-
-def _write(folder: Path, table: str, rows: list[dict]) -> None:
-    import pyarrow as pa
-
-    folder.mkdir(parents=True, exist_ok=True)
-    columns = {c.name: [r.get(c.name) for r in rows] for c in TABLES[table]}
-    pq.write_table(pa.table(columns, schema=arrow_schema(table)), folder / "part-0.parquet")
-
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict], dict]:
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict], dict, str]:
     messages = list(generate_network(20, 600, 4))
-    data = tmp_path_factory.mktemp("tables")
+    folder = tmp_path_factory.mktemp("tangle-cli")
+    write_jsonl(iter(messages), folder / "log.jsonl")
+    export_dataset(folder / "log.jsonl", folder / "dataset", engine="local", progress=False)
     rows = tangle_rows(messages)
-    _write(data / "tangle_edges", "tangle_edges", rows)
-    _write(data / "messages", "messages", [
-        {"id": m.id, "author": m.value["author"], "sequence": m.value["sequence"], "previous": m.value["previous"],
-         "timestamp": float(m.value["timestamp"]), "content": json.dumps(m.value["content"]),
-         "is_private": isinstance(m.value["content"], str), "valid": True} for m in messages])
-    return data, rows, {m.id: m.value["timestamp"] for m in messages}
-
-
-def test_prints_the_thread_in_causal_order(dataset, capsys: pytest.CaptureFixture[str]) -> None:
-    data, rows, stamps = dataset
     root = Counter(r["root"] for r in rows).most_common(1)[0][0]
-    assert main(["tangle", "--data", str(data), "--root", root, "--json"]) == 0
-    answer = json.loads(capsys.readouterr().out)
+    return folder, rows, {m.id: m.value["timestamp"] for m in messages}, root
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_prints_the_thread_in_causal_order(dataset: tuple[Path, list[dict], dict, str],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    folder, rows, stamps, root = dataset
+    answer = json.loads(run(capsys, "tangle", "--data", str(folder / "dataset"), "--root", root, "--json"))
     assert answer["order"] == causal_sort(tangle_from_edges(rows, root, root_timestamp=stamps[root]))
     assert answer["depths"][root] == 0 and answer["is_trdag"] in (True, False) and answer["missing"] == {}
-    assert main(["tangle", "--data", str(data), "--root", root]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = run(capsys, "tangle", "--data", str(folder / "dataset"), "--root", root).splitlines()
     assert lines[0].split()[0] == "0" and lines[0].split()[3] == root
     assert lines[-1].startswith(f"{len(answer['order'])} messages, heads: ")
 
 
-def test_a_missing_table_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["tangle", "--data", str(tmp_path), "--root", "%x"]) == 2
-    assert "no tangle_edges table" in capsys.readouterr().err
+def test_any_source_open_dataset_reads(dataset: tuple[Path, list[dict], dict, str],
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    folder, _, _, root = dataset
+    from_log = run(capsys, "tangle", "--data", str(folder / "log.jsonl"), "--root", root)
+    assert from_log == run(capsys, "tangle", "--data", str(folder / "dataset"), "--root", root)
+
+
+def test_spark_prints_exactly_what_local_prints(dataset: tuple[Path, list[dict], dict, str], spark: Any,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    folder, _, _, root = dataset
+    for extra in ([], ["--json"]):
+        argv = ["tangle", "--data", str(folder / "dataset"), "--root", root, *extra]
+        assert run(capsys, *argv, "--engine", "spark") == run(capsys, *argv)
+
+
+def test_bad_input_is_a_clear_error(dataset: tuple[Path, list[dict], dict, str], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    folder, _, _, root = dataset
+    assert main(["tangle", "--data", str(tmp_path), "--root", root]) == 2
+    assert "not a source ssblab reads" in capsys.readouterr().err
+    assert main(["tangle", "--data", str(folder / "dataset"), "--root", "%x'"]) == 2
+    assert "--root: \"%x'\" is not a message id" in capsys.readouterr().err
+    shutil.copytree(folder / "dataset", tmp_path / "partial")
+    shutil.rmtree(tmp_path / "partial" / "tangle_edges")
+    assert main(["tangle", "--data", str(tmp_path / "partial"), "--root", root]) == 2
+    assert "the tangle_edges table is missing" in capsys.readouterr().err
