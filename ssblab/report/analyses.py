@@ -18,7 +18,6 @@ from ssblab.report.html import Section, Table
 from ssblab.viz.charts import DAY_MS
 
 if TYPE_CHECKING:
-
     from ssblab.core.message import Message
     from ssblab.dataset import Dataset
     from ssblab.graph.network import FollowNetwork
