@@ -26,7 +26,7 @@ from ssblab.core.message import Message, check_shape
 from ssblab.net.aio import RpcConnection
 from ssblab.replicate.errors import ReplicationError
 from ssblab.replicate.hub import LiveStore
-from ssblab.replicate.limits import Budget, Limits
+from ssblab.replicate.limits import Budget, Limits, Stopped
 
 STALL_TIMEOUT = 30.0
 BATCH = 500
@@ -136,7 +136,7 @@ class _FeedPull:
         except InvalidMessage as exc:
             raise self.error(str(exc), exc.code) from exc
         if not self.budget.take(len(msg.encoded)):
-            raise self.budget.error()
+            raise self.budget.stopped_feed(self.feed)
         self.batch.append(msg)
         self.expected += 1
 
@@ -219,7 +219,8 @@ async def pull_feeds(conn: RpcConnection, live: LiveStore, feeds: Iterable[str],
         outcomes = await asyncio.gather(*(one(feed) for feed in feeds))
     finally:
         watch.cancel()
-    return [o for o in outcomes if isinstance(o, str)], [o for o in outcomes if isinstance(o, ReplicationError)]
+    errors = [o for o in outcomes if isinstance(o, ReplicationError) and not isinstance(o, Stopped)]
+    return [o for o in outcomes if isinstance(o, str)], errors
 
 
 def _progress(on_stored: Callable[[int], None] | None) -> Callable[[int], None] | None:

@@ -261,6 +261,6 @@ class EbtClient:
                 return  # the core ended the stream
             if self.conn.closed.is_set():
                 raise ConnectionError("connection closed")
-            if not live and self.shell.is_idle(self.peer):
+            if (not live and self.shell.is_idle(self.peer)) or (self.shell.budget and self.shell.budget.reason):
                 return
             await asyncio.sleep(IDLE_POLL)

@@ -3,8 +3,9 @@
 Why: a peer that trickles one valid message just under the stall timeout, or streams valid messages for ever,
 keeps a per-stream timeout happy; only a bound over the whole run ends it. Strategy: one `Budget` per run;
 each route asks it before taking a message in (`Budget.take`), and the runner races the routes against
-`Budget.stopped` and the deadline. Invariants: a refused message is never stored; once one limit is reached
-every route stops, and what was stored before stays stored.
+`Budget.stopped` and the deadline, then gives the routes `GRACE` seconds to commit what they hold before it
+cancels them. Invariants: a refused message is never stored; once one limit is reached every route stops, and
+what was stored before stays stored.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import asyncio
 from dataclasses import dataclass
 
 from ssblab.replicate.errors import ReplicationError
+
+GRACE = 1.0  # seconds the routes get to wind down (commit their last batch) once the run stops
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,11 @@ class Limits:
     max_messages: int = 5_000_000
     max_bytes: int = 4 * 2**30  # of signed message encodings
     deadline: float = 3600.0  # seconds from connected to done (live mode has none)
+
+
+class Stopped(ReplicationError):
+    """A route ended a feed because the run reached a limit: the feed is unserved, not failed (the run-level
+    `Budget.error` says why)."""
 
 
 class Budget:
@@ -53,6 +61,9 @@ class Budget:
         if self.reason is None:
             self.reason = reason
             self.stopped.set()
+
+    def stopped_feed(self, feed: str) -> Stopped:
+        return Stopped(f"{feed}: the run stopped ({self.reason})", feed=feed, code=self.reason or "limit")
 
     def error(self) -> ReplicationError:
         """The run-level error that says which limit ended the run."""

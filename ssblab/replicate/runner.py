@@ -31,7 +31,7 @@ from ssblab.replicate.clocks import ClockStore
 from ssblab.replicate.ebt_shell import EbtClient, EbtShell
 from ssblab.replicate.errors import ReplicationError
 from ssblab.replicate.hub import LiveStore
-from ssblab.replicate.limits import Budget, Limits
+from ssblab.replicate.limits import GRACE, Budget, Limits
 from ssblab.replicate.result import ReplicationResult
 from ssblab.replicate.scheduler import Want, wanted_by_hops
 
@@ -111,14 +111,15 @@ async def replicate(address: str | MultiserverAddress, live: LiveStore, signing_
 
 
 async def _bounded(work: Awaitable[None], budget: Budget, deadline: float | None) -> None:
-    """Run ``work`` until it ends, the budget stops the run, or ``deadline`` seconds pass (then it is cancelled;
-    what was committed stays)."""
+    """Run ``work`` until it ends, the budget stops the run, or ``deadline`` seconds pass; a stopped run gets
+    `GRACE` seconds to commit what it holds, then it is cancelled (what was committed stays)."""
     task = asyncio.ensure_future(work)
     stop = asyncio.create_task(budget.stopped.wait())
     try:
         await asyncio.wait({task, stop}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
-            budget.stop("deadline")
+            budget.stop("deadline")  # no-op when a limit stopped it; either way every route stops taking
+            await asyncio.wait({task}, timeout=GRACE)
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
