@@ -27,8 +27,9 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     gen.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     gen.set_defaults(run=_generate)
 
-    imp = verbs.add_parser("import", help="validate messages from JSONL or log.offset into a store")
-    imp.add_argument("path", type=Path, help="a JSONL file, a log.offset, or an ssb-fixtures folder")
+    imp = verbs.add_parser("import", help="validate messages from JSONL, log.offset or ssb-db2 into a store")
+    imp.add_argument("path", type=Path, help="a JSONL file, a log.offset, an ssb-fixtures folder, or ssb-db2 data "
+                     "(the folder holding db2/, db2/ itself, or log.bipf)")
     imp.add_argument("--store", type=Path, required=True, help="the store folder (created if missing)")
     imp.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     imp.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -48,7 +49,7 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     ver = verbs.add_parser("verify", help="verify every message of a JSONL file, log.offset or store",
                            description="Exit 0 when every message is valid, 1 otherwise.")
-    ver.add_argument("path", type=Path, help="a JSONL file, log.offset, store or archive")
+    ver.add_argument("path", type=Path, help="a JSONL file, log.offset, ssb-db2 folder or log.bipf, store or archive")
     ver.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     ver.add_argument("--engine", choices=["python", "spark"], default="python",
                      help="python: one process; spark: distributed (same verdicts, same output)")
@@ -80,13 +81,14 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     with Store(args.store, hmac_key=args.hmac_key) as store, progress("importing") as bar:
-        report = store.append(read_source(args.path), on_batch=bar.update)
+        report = store.append(read_source(args.path, hmac_key=args.hmac_key), on_batch=bar.update)
         total = store.count()
     if args.json:
         print(json.dumps({**report.to_json(), "duplicates": report.duplicates, "stored": total}))
     else:
         print(f"imported {report.valid} new messages ({report.duplicates} already stored, "
               f"{report.invalid} invalid); the store holds {total}")
+        _print_extras(report, "verified, not stored: the store holds classic feeds")
         _print_errors(report)
     return 0 if report.ok else 1
 
@@ -131,8 +133,17 @@ def _verify(args: argparse.Namespace) -> int:
     else:
         print(f"{report.checked} messages of {report.feeds} feeds: {report.valid} valid, "
               f"{report.invalid} invalid, {len(report.forks)} forks")
+        _print_extras(report, "of them valid")
         _print_errors(report)
     return 0 if report.ok else 1
+
+
+def _print_extras(report: ValidationReport, formats_note: str) -> None:
+    """The newer feed formats met and the records skipped (ssb-db2's deleted records), when there are any."""
+    if report.formats:
+        print("  " + ", ".join(f"{count} {name}" for name, count in report.formats.items()) + f" ({formats_note})")
+    if report.skipped:
+        print("  skipped: " + ", ".join(f"{count} {why}" for why, count in report.skipped.items()))
 
 
 def _print_errors(report: ValidationReport, limit: int = 20) -> None:

@@ -9,7 +9,8 @@ double, and objects keep their key order.
 Invariants: `decode` never reads past the end of what it was given and raises `BipfError` naming the offset for
 anything it cannot read (a length past the end, the reserved type, a non-string key, a bad boolnull); decoding
 gives what ``JSON.parse(JSON.stringify(bipf.decode(b)))`` would, except that buffers stay ``bytes``: an
-``undefined`` is dropped from objects and is null in arrays, and invalid UTF-8 becomes U+FFFD as in Node.
+``undefined`` is dropped from objects and is null in arrays, invalid UTF-8 becomes U+FFFD as in Node, and an
+integral double (JS has one number type) is an ``int``, so ``1600000000000`` takes the fast encoding routes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ STRING, BUFFER, INT, DOUBLE, ARRAY, OBJECT, BOOLNULL, RESERVED = range(8)
 _INT32 = struct.Struct("<i")
 _DOUBLE = struct.Struct("<d")
 _INT_LIMIT = 2**31 - 1  # bipf's getType: Math.abs(value) <= 2147483647
+_SAFE = 2**53
 _UNDEFINED = object()
 
 
@@ -86,7 +88,8 @@ def _value(data: bytes, at: int, end: int) -> Any:
     if kind == DOUBLE:
         if length != 8:
             raise BipfError(f"BIPF double at offset {at} has {length} bytes, not 8")
-        return _DOUBLE.unpack_from(data, pos)[0]
+        number: float = _DOUBLE.unpack_from(data, pos)[0]
+        return int(number) if number.is_integer() and -_SAFE <= number <= _SAFE else number
     if kind == BUFFER:
         return data[pos:stop]
     if kind == BOOLNULL:

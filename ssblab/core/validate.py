@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature, hmac_key_bytes
+from ssblab.core.native import NativeMessage, check_chain
 
 
 class FeedState(NamedTuple):
@@ -66,9 +67,17 @@ class ForkFound(InvalidMessage):
 
 
 def validate_next(
-    state: FeedState | None, msg: Message, hmac_key: bytes | None = None, *, check_sig: bool = True
+    state: FeedState | None, msg: Message | NativeMessage, hmac_key: bytes | None = None, *, check_sig: bool = True
 ) -> FeedState:
-    """The feed's new head after ``msg``, or an `InvalidMessage`; raises `Duplicate` for a copy of the head."""
+    """The feed's new head after ``msg``, or an `InvalidMessage`; raises `Duplicate` for a copy of the head.
+
+    A `NativeMessage` (bendy butt, buttwoo) was checked alone when it was read; only its chain is checked here.
+    """
+    if type(msg) is NativeMessage:
+        if state is not None and msg.id == state.id:
+            raise Duplicate(msg.id)
+        check_chain(state, msg)
+        return FeedState(msg.author, msg.sequence, msg.id, msg.timestamp)
     check_shape(msg)
     value = msg.value
     seq = value["sequence"]
@@ -108,6 +117,8 @@ class ValidationReport:
     errors: list[InvalidMessage] = field(default_factory=list)
     forks: list[Fork] = field(default_factory=list)
     heads: dict[str, FeedState] = field(default_factory=dict)
+    formats: dict[str, int] = field(default_factory=dict)  # valid messages of formats other than classic
+    skipped: dict[str, int] = field(default_factory=dict)  # records not messages: "deleted" (ssb-db2), …
 
     @property
     def invalid(self) -> int:
@@ -128,6 +139,8 @@ class ValidationReport:
             "invalid": self.invalid,
             "feeds": self.feeds,
             "forks": len(self.forks),
+            "formats": dict(self.formats),
+            "skipped": dict(self.skipped),
             "errors": [e.to_json() for e in self.errors],
         }
 
@@ -157,7 +170,7 @@ class FeedValidator:
         self.stopped: dict[str, InvalidMessage] = dict(stopped or {})
         self.history = history
 
-    def push(self, msg: Message) -> bool:
+    def push(self, msg: Message | NativeMessage) -> bool:
         """Validate one message; True when it is new and valid (the caller may store it)."""
         report = self.report
         report.checked += 1
@@ -170,7 +183,7 @@ class FeedValidator:
                 raise InvalidMessage(Rule.FEED_STOPPED, f"the feed stopped at sequence {first.sequence}: "
                                      f"{first.rule.value}", author=author, sequence=msg.sequence)
             head = report.heads.get(author) if author else None
-            if head is not None and self.history is not None:
+            if head is not None and self.history is not None and type(msg) is Message:
                 self._check_history(head, msg)
             head = validate_next(head, msg, self.hmac_key)
         except Duplicate:
@@ -185,7 +198,13 @@ class FeedValidator:
             return False
         report.heads[author] = head  # type: ignore[index]
         report.valid += 1
+        if type(msg) is NativeMessage:
+            report.formats[msg.format] = report.formats.get(msg.format, 0) + 1
         return True
+
+    def skip(self, reason: str) -> None:
+        """Count a record that holds no message (a deleted one), without checking it."""
+        self.report.skipped[reason] = self.report.skipped.get(reason, 0) + 1
 
     def _check_history(self, head: FeedState, msg: Message) -> None:
         seq = msg.sequence

@@ -1,5 +1,6 @@
-"""Readers for the files SSB data comes in: JSONL (values or ``{key, value, timestamp}`` records) and
-flumelog-offset ``log.offset`` (what ssb-server/ssb-db and ssb-fixtures write).
+"""Readers for the files SSB data comes in: JSONL (values or ``{key, value, timestamp}`` records),
+flumelog-offset ``log.offset`` (what ssb-server/ssb-db and ssb-fixtures write) and, through `ssblab.store.db2`,
+ssb-db2's ``log.bipf``.
 
 Readers yield `Received` items and never stop at a bad record: a record that is not JSON becomes an item carrying
 its `InvalidMessage` (rule ``json``) with the place (line or byte offset), so an import keeps every good message
@@ -11,26 +12,17 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ssblab.core.errors import InvalidMessage, Rule
-from ssblab.core.message import Message, decode_message_json
+from ssblab.core.message import Message, decode_message_json, hmac_key_bytes
+from ssblab.store import db2
+from ssblab.store.received import Received
 
 _FRAME = struct.Struct(">I")
-
-
-@dataclass(frozen=True, slots=True)
-class Received:
-    """One message as read from a source: parsed, or the error that stopped it, with where it was."""
-
-    where: str
-    message: Message | None = None
-    received: float | None = None  # the source's own receive time (ms), when it records one
-    error: InvalidMessage | None = None
 
 
 def parse_record(data: bytes, where: str) -> Received:
@@ -103,9 +95,13 @@ def is_log_offset(path: str | Path) -> bool:
     return len(head) == 5 and head[4:5] == b"{" and head[:1] == b"\x00"
 
 
-def read_source(path: str | Path) -> Iterator[Received]:
-    """Messages of a JSONL file or a log.offset, whichever ``path`` is."""
+def read_source(path: str | Path, *, hmac_key: Any = None) -> Iterator[Received]:
+    """Messages of a JSONL file, a log.offset (or the ssb-fixtures folder holding it) or an ssb-db2 log (the
+    folder holding ``db2/``, ``db2/`` or ``log.bipf``), whichever ``path`` is. ``hmac_key`` is for the formats
+    whose signature is checked as they are read (bendy butt, buttwoo); classic messages are checked later."""
     path = Path(path)
     if path.is_dir() and (path / "flume" / "log.offset").exists():
         path = path / "flume" / "log.offset"
+    if db2.is_db2(path):
+        return db2.read_db2(path, hmac_key_bytes(hmac_key))
     return read_log_offset(path) if is_log_offset(path) else read_jsonl(path)

@@ -1,4 +1,4 @@
-"""Verify any SSB data at a path from scratch: a JSONL file, a log.offset, or a store folder.
+"""Verify any SSB data at a path from scratch: a JSONL file, a log.offset, an ssb-db2 log, or a store folder.
 
 The same `FeedValidator` decides as for imports; for a store, every stored message is re-verified (nothing is
 trusted from its tables) and the fork evidence it holds is reported too.
@@ -12,7 +12,8 @@ from typing import Any
 
 from ssblab.core.message import Message
 from ssblab.core.validate import FeedValidator, ValidationReport
-from ssblab.store.sources import Received, read_source
+from ssblab.store.received import Received
+from ssblab.store.sources import read_source
 from ssblab.store.store import Store
 
 
@@ -32,10 +33,12 @@ def verify_path(
     validator = FeedValidator(hmac_key)
     store = Store(path, hmac_key=hmac_key) if is_store(path) else None
     try:
-        items = _store_items(store) if store else read_source(path)
+        items = _store_items(store) if store else read_source(path, hmac_key=hmac_key)
         for item in items:
             if item.error is not None:
                 validator.reject(item.error)
+            elif item.skipped is not None:
+                validator.skip(item.skipped)
             else:
                 validator.push(item.message)  # type: ignore[arg-type]
             if on_message:

@@ -3,6 +3,7 @@ generated values; every malformed input is a `BipfError` naming its offset, whic
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -82,10 +83,8 @@ def test_malformed_bipf_names_the_offset(hexdata: str, where: str) -> None:
 
 @given(st.binary(max_size=64))
 def test_any_bytes_decode_or_raise_bipf_error(data: bytes) -> None:
-    try:
+    with contextlib.suppress(BipfError):
         bipf.decode(data)
-    except BipfError:
-        pass
 
 
 def test_node_specifics() -> None:
