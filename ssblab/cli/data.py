@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
 from ssblab.store import Store, export_jsonl, read_source
 from ssblab.store.verify import verify_path
+
+STRICT_HELP = ("refuse a message that breaks a strict JSON rule JS peers accept (a lone surrogate, a duplicate key, "
+               "-0); by default it is judged as JS judges it and reported as a finding")
 
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,6 +37,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     imp.add_argument("--store", type=Path, required=True, help="the store folder (created if missing)")
     imp.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     imp.add_argument("--json", action="store_true", help="print the report as JSON")
+    imp.add_argument("--strict", action="store_true",
+                     help=STRICT_HELP)
     imp.set_defaults(run=_import)
 
     exp = verbs.add_parser("export", help="write a store's messages out")
@@ -55,7 +61,10 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                      help="python: one process; spark: distributed (same verdicts, same output)")
     ver.add_argument("--master", help="Spark master URL for --engine spark (default: local mode)")
     ver.add_argument("--json", action="store_true",
-                     help='print {"checked", "valid", "invalid", "feeds", "forks", "errors"}')
+                     help='print {"checked", "valid", "invalid", "feeds", "forks", "formats", "findings", "skipped", '
+                     '"errors"}')
+    ver.add_argument("--strict", action="store_true",
+                     help=STRICT_HELP)
     ver.set_defaults(run=_verify)
 
 
@@ -80,7 +89,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    with Store(args.store, hmac_key=args.hmac_key) as store, progress("importing") as bar:
+    with Store(args.store, hmac_key=args.hmac_key, strict=args.strict) as store, progress("importing") as bar:
         report = store.append(read_source(args.path, hmac_key=args.hmac_key), on_batch=bar.update)
         total = store.count()
     if args.json:
@@ -127,7 +136,7 @@ def _verify(args: argparse.Namespace) -> int:
 
                 report = verify_records(args.path, hmac_key=args.hmac_key, on_message=bar.update)
             else:
-                report = verify_path(args.path, hmac_key=args.hmac_key, on_message=bar.update)
+                report = verify_path(args.path, hmac_key=args.hmac_key, on_message=bar.update, strict=args.strict)
     if args.json:
         print(json.dumps(report.to_json()))
     else:
@@ -144,6 +153,10 @@ def _print_extras(report: ValidationReport, formats_note: str) -> None:
         print("  " + ", ".join(f"{count} {name}" for name, count in report.formats.items()) + f" ({formats_note})")
     if report.skipped:
         print("  skipped: " + ", ".join(f"{count} {why}" for why, count in report.skipped.items()))
+    if report.findings:
+        kinds = Counter(f.code for f in report.findings)
+        print(f"  {len(report.findings)} valid messages break a strict JSON rule JS peers accept ("
+              + ", ".join(f"{n} {code}" for code, n in kinds.items()) + "; --strict refuses them)")
 
 
 def _print_errors(report: ValidationReport, limit: int = 20) -> None:

@@ -58,6 +58,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     rep.add_argument("--explain", action="store_true", help="print which feeds are wanted and why")
     rep.add_argument("--timeout", type=float, default=10.0, help="seconds for connect and handshake")
     rep.add_argument("--stall", type=float, default=30.0, help="seconds a stream may stay silent")
+    rep.add_argument("--strict", action="store_true", help="refuse messages that break a strict JSON rule JS peers "
+                     "accept (a lone surrogate): by default they are stored, as JS peers store them")
     limits = Limits()
     rep.add_argument("--max-messages", type=int, default=limits.max_messages,
                      help=f"stop after storing this many messages (default {limits.max_messages:,})")
@@ -122,7 +124,7 @@ def _replicate(args: argparse.Namespace) -> int:
             for want in wants:
                 print(f"{want.feed}\t{'-' if want.hops is None else want.hops}\t{want.why}", file=explain_out)
 
-    with Store(args.store) as store, progress("replicate") as bar:
+    with Store(args.store, strict=args.strict) as store, progress("replicate") as bar:
         result = asyncio.run(replicate(parse_multiserver(args.remote), LiveStore(store), key, options,
                                        on_stored=bar.update, on_wants=explain))
     if args.json:

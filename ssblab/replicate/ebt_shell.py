@@ -20,8 +20,6 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any
 
-import orjson
-
 from ssblab.core.errors import InvalidMessage
 from ssblab.core.message import Message
 from ssblab.net.aio import DuplexStream, RpcConnection
@@ -49,7 +47,7 @@ from ssblab.net.ebt import (
 )
 from ssblab.replicate.clocks import ClockStore
 from ssblab.replicate.errors import ReplicationError
-from ssblab.replicate.hub import LiveStore
+from ssblab.replicate.hub import LiveStore, load_value
 from ssblab.replicate.limits import Budget
 
 TICK = 1.0
@@ -156,7 +154,7 @@ class EbtShell:
             elif isinstance(effect, SendMessages):
                 count = effect.to_sequence - effect.from_sequence + 1
                 for value, *_ in self.live.history(effect.author, effect.from_sequence - 1, count):
-                    out.put_nowait(orjson.loads(value))
+                    out.put_nowait(load_value(value))
             else:
                 out.put_nowait(_END)
         elif isinstance(effect, Append):

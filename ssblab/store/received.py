@@ -18,3 +18,4 @@ class Received:
     received: float | None = None  # the source's own receive time (ms), when it records one
     error: InvalidMessage | None = None
     skipped: str | None = None  # a record that holds no message, and why ("deleted")
+    finding: str | None = None  # a strict JSON rule the text broke that JS accepts ("json-surrogate", …)

@@ -26,16 +26,18 @@ _FRAME = struct.Struct(">I")
 
 
 def parse_record(data: bytes, where: str) -> Received:
-    """A message value or a ``{key, value, timestamp}`` record (its key must be the value's id)."""
+    """A message value or a ``{key, value, timestamp}`` record (its key must be the value's id), read as JS
+    reads it; text that breaks a strict JSON rule JS does not have carries that rule as ``finding``."""
     try:
-        item, plain = decode_message_json(data)
+        item, plain, finding = decode_message_json(data)
+        broke = None if finding is None else finding.code
         if isinstance(item, dict) and "value" in item and "key" in item:
             msg = Message.from_value(item["value"], plain=plain)
             if item["key"] != msg.id:
                 raise InvalidMessage(Rule.JSON, f"record key {item['key']} is not the value's id {msg.id}")
             stamp = item.get("timestamp")
-            return Received(where, msg, stamp if type(stamp) in (int, float) else None)
-        return Received(where, Message.from_value(item, plain=plain))
+            return Received(where, msg, stamp if type(stamp) in (int, float) else None, finding=broke)
+        return Received(where, Message.from_value(item, plain=plain), finding=broke)
     except InvalidMessage as exc:
         return Received(where, error=InvalidMessage(exc.rule, f"{exc.detail} at {where}", fatal=exc.fatal))
 

@@ -85,8 +85,9 @@ class Store:
         (1, 1)
     """
 
-    def __init__(self, path: str | Path, *, hmac_key: Any = None) -> None:
+    def __init__(self, path: str | Path, *, hmac_key: Any = None, strict: bool = False) -> None:
         self.path = Path(path)
+        self.strict = strict  # refuse messages that break a strict JSON rule JS accepts (`validate.Finding`)
         self.path.mkdir(parents=True, exist_ok=True)
         self.hmac_key = hmac_key
         self.db = sqlite3.connect(self.path / "ssblab.sqlite3", isolation_level=None)
@@ -113,7 +114,7 @@ class Store:
             author: InvalidMessage(Rule.FORK, f"forked at sequence {seq}", author=author, sequence=seq)
             for author, seq in self.db.execute("SELECT author, min(sequence) FROM forks GROUP BY author")
         }
-        return FeedValidator(self.hmac_key, heads, history=self._id_at, stopped=stopped)
+        return FeedValidator(self.hmac_key, heads, history=self._id_at, stopped=stopped, strict=self.strict)
 
     def _id_at(self, author: str, sequence: int) -> str | None:
         row = self.db.execute(
@@ -161,6 +162,7 @@ class Store:
         report.errors += native.errors
         report.duplicates += native.duplicates
         report.formats = native.formats
+        report.findings += native.findings
         return report
 
     def _append_batch(self, batch: list[Message | Received]) -> None:
@@ -180,7 +182,7 @@ class Store:
             if type(msg) is NativeMessage:
                 self.native.push(msg)
                 continue
-            if validator.push(msg):
+            if validator.push(msg, received.finding):
                 rows.append(_row(msg, received.received or now))
                 touched[msg.author] = validator.report.heads[msg.author]
         new_forks = validator.report.forks[forks_before:]

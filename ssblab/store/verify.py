@@ -27,10 +27,13 @@ def _store_items(store: Store) -> Iterator[Received]:
 
 
 def verify_path(
-    path: str | Path, *, hmac_key: Any = None, on_message: Callable[[], None] | None = None
+    path: str | Path, *, hmac_key: Any = None, on_message: Callable[[], None] | None = None, strict: bool = False
 ) -> ValidationReport:
-    """Validate every message at ``path``; ``on_message`` is called once per message (progress bars)."""
-    validator = FeedValidator(hmac_key)
+    """Validate every message at ``path``; ``on_message`` is called once per message (progress bars).
+
+    ``strict`` makes a message that breaks a strict JSON rule JS accepts invalid (it is a finding otherwise).
+    """
+    validator = FeedValidator(hmac_key, strict=strict)
     store = Store(path, hmac_key=hmac_key) if is_store(path) else None
     try:
         items = _store_items(store) if store else read_source(path, hmac_key=hmac_key)
@@ -40,7 +43,7 @@ def verify_path(
             elif item.skipped is not None:
                 validator.skip(item.skipped)
             else:
-                validator.push(item.message)  # type: ignore[arg-type]
+                validator.push(item.message, item.finding)  # type: ignore[arg-type]
             if on_message:
                 on_message()
         if store:
