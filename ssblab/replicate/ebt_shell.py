@@ -2,7 +2,8 @@
 
 Strategy: one `EbtShell` per process holds the single `EbtState` for every peer. Incoming stream items become
 events (a message value → ``MessageReceived``, any other object → ``NotesReceived``), a 1 s timer becomes ``Tick``,
-and effects are carried out in order: notes and messages go to the peer's outbound queue (so a range is written
+and events that arrive within one loop turn are applied in one step (``step_all``); effects are carried out in
+order: notes and messages go to the peer's outbound queue (so a range is written
 before later single messages, as the core's contract asks), ``Append`` effects collect into one batch that
 ``LiveStore.append`` validates and commits at the end of the loop turn, each answered by ``Appended`` or
 ``AppendFailed``; ``PersistClock`` writes the peer's clock to `ClockStore` for request skipping next time.
@@ -43,7 +44,7 @@ from ssblab.net.ebt import (
     Tick,
     is_caught_up,
     is_message_value,
-    step,
+    step_all,
 )
 from ssblab.replicate.clocks import ClockStore
 from ssblab.replicate.errors import ReplicationError
@@ -52,7 +53,7 @@ from ssblab.replicate.limits import Budget
 
 TICK = 1.0
 IDLE_POLL = 0.01  # seconds between checks whether a client session has caught up
-GROUP_COMMIT = 0.02  # seconds
+GROUP_COMMIT = 0.05  # seconds
 EBT_ARGS = {"version": 3, "format": "classic"}
 _END = object()
 
@@ -69,6 +70,7 @@ class EbtShell:
         self.errors: list[ReplicationError] = []
         self._out: dict[str, asyncio.Queue[Any]] = {}
         self._appends: list[tuple[str, Any]] = []
+        self._events: list[Event] = []  # events waiting for the end of the loop turn (`_later`)
         self.want(wanted)
         live.listeners.append(self._on_stored)
 
@@ -76,7 +78,7 @@ class EbtShell:
         """Whoever appended them (EBT, a history stream, a publish), peers hear of new messages of wanted feeds."""
         for msg in messages:
             if msg.author in self.state.wanted:
-                self._step(Appended(msg.author, msg.sequence, msg.value, self._now()))
+                self._later(Appended(msg.author, msg.sequence, msg.value, self._now()))
 
     def close(self) -> None:
         if self._on_stored in self.live.listeners:
@@ -107,7 +109,8 @@ class EbtShell:
     def is_idle(self, peer: str) -> bool:
         """Nothing left to send ``peer`` or to store, and the core says the session with it is caught up."""
         out = self._out.get(peer)
-        return not self._appends and (out is None or out.empty()) and is_caught_up(self.state, peer)
+        return not self._appends and not self._events and (out is None or out.empty()) \
+            and is_caught_up(self.state, peer)
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
@@ -127,9 +130,9 @@ class EbtShell:
     async def _read(self, peer: str, incoming: AsyncIterable[Any]) -> None:
         async for item in incoming:
             if is_message_value(item):
-                self._step(MessageReceived(peer, item["author"], item["sequence"], item, self._now()))
+                self._later(MessageReceived(peer, item["author"], item["sequence"], item, self._now()))
             else:
-                self._step(NotesReceived(peer, item, self._now()))
+                self._later(NotesReceived(peer, item, self._now()))
             # no yield here: items already buffered are read in this loop turn, so they form one append batch
 
     async def _tick(self, peer: str) -> None:
@@ -138,9 +141,23 @@ class EbtShell:
             self._step(Tick(self._now()))
 
     def _step(self, event: Event) -> None:
-        self.state, effects = step(self.state, event)
-        for effect in effects:
-            self._apply(effect)
+        """Apply ``event`` now, after the events still waiting (order is kept)."""
+        self._events.append(event)
+        self._drain()
+
+    def _later(self, event: Event) -> None:
+        """Apply ``event`` at the end of this loop turn, in one step with the others that arrive meanwhile (a
+        burst of messages read from the socket, or the Appended answers of one commit)."""
+        if not self._events:
+            asyncio.get_running_loop().call_soon(self._drain)
+        self._events.append(event)
+
+    def _drain(self) -> None:
+        events, self._events = self._events, []
+        if events:
+            self.state, effects = step_all(self.state, events)
+            for effect in effects:
+                self._apply(effect)
 
     def _apply(self, effect: Effect) -> None:
         if isinstance(effect, SendNotes | SendMessage | SendMessages | EndStream):
