@@ -89,7 +89,7 @@ def validate_next(
 
     A `NativeMessage` (bendy butt, buttwoo) was checked alone when it was read; only its chain is checked here.
     """
-    if type(msg) is NativeMessage:
+    if isinstance(msg, NativeMessage):
         if state is not None and msg.id == state.id:
             raise Duplicate(msg.id)
         check_chain(state, msg)
@@ -204,7 +204,7 @@ class FeedValidator:
         author = msg.value.get("author")
         if type(author) is not str:
             author = None
-        if finding is None and type(msg) is Message and has_lone_surrogate(msg.encoded):
+        if finding is None and isinstance(msg, Message) and has_lone_surrogate(msg.encoded):
             finding = "json-surrogate"
         try:
             if finding is not None and self.strict:
@@ -215,7 +215,7 @@ class FeedValidator:
                 raise InvalidMessage(Rule.FEED_STOPPED, f"the feed stopped at sequence {first.sequence}: "
                                      f"{first.rule.value}", author=author, sequence=msg.sequence)
             head = report.heads.get(author) if author else None
-            if head is not None and self.history is not None and type(msg) is Message:
+            if head is not None and self.history is not None and isinstance(msg, Message):
                 self._check_history(head, msg)
             head = validate_next(head, msg, self.hmac_key)
         except Duplicate:
@@ -232,7 +232,7 @@ class FeedValidator:
         report.valid += 1
         if finding is not None:
             report.findings.append(Finding(finding, author, msg.sequence, msg.id))
-        if type(msg) is NativeMessage:
+        if isinstance(msg, NativeMessage):
             report.formats[msg.format] = report.formats.get(msg.format, 0) + 1
         return True
 

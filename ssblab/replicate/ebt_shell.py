@@ -197,11 +197,11 @@ class EbtShell:
             parsed.append((peer, value, msg))
         report = self.live.append(m for _, _, m in parsed if isinstance(m, Message))  # `_on_stored`: Appended
         errors = {(e.author, e.sequence): e for e in report.errors}
-        for peer, value, msg in parsed:
+        for peer, value, outcome in parsed:
             author, seq = value.get("author"), value.get("sequence")
-            if isinstance(msg, Message) and (author, seq) not in errors and self.live.sequence(author) >= seq:
+            if isinstance(outcome, Message) and (author, seq) not in errors and self.live.sequence(author) >= seq:
                 continue
-            error = msg if isinstance(msg, InvalidMessage) else errors.get((author, seq), "not stored")
+            error = outcome if isinstance(outcome, InvalidMessage) else errors.get((author, seq), "not stored")
             self.errors.append(ReplicationError(f"{author} from {peer} (ebt): {error}", feed=author,
                                                 code=getattr(error, "code", "ebt")))
             self._step(AppendFailed(peer, author, str(error)))

@@ -161,7 +161,9 @@ def received_of(record: Db2Record, hmac_key: bytes | None = None) -> Received:
         return Received(record.where, error=InvalidMessage(exc.rule, f"{exc.detail} at {record.where}",
                                                            author=author, sequence=record.value.get("sequence"),
                                                            fatal=exc.fatal))
-    return Received(record.where, msg, record.received)  # type: ignore[arg-type]
+    if isinstance(msg, NativeMessage):
+        return Received(record.where, received=record.received, native=msg)
+    return Received(record.where, msg, record.received)
 
 
 def read_db2(path: str | Path, hmac_key: bytes | None = None) -> Iterator[Received]:

@@ -23,7 +23,6 @@ import orjson
 from ssblab.core.encoding import encode_compact
 from ssblab.core.errors import InvalidMessage, Rule, SsbError
 from ssblab.core.message import Message
-from ssblab.core.native import NativeMessage
 from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
 from ssblab.store.blobs import BlobStore
 from ssblab.store.received import Received
@@ -177,11 +176,11 @@ class Store:
             if received.skipped is not None:
                 validator.skip(received.skipped)
                 continue
+            if received.native is not None:
+                self.native.push(received.native)
+                continue
             msg = received.message
             assert msg is not None
-            if type(msg) is NativeMessage:
-                self.native.push(msg)
-                continue
             if validator.push(msg, received.finding):
                 rows.append(_row(msg, received.received or now))
                 touched[msg.author] = validator.report.heads[msg.author]

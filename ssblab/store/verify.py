@@ -42,6 +42,8 @@ def verify_path(
                 validator.reject(item.error)
             elif item.skipped is not None:
                 validator.skip(item.skipped)
+            elif item.native is not None:
+                validator.push(item.native)
             else:
                 validator.push(item.message, item.finding)  # type: ignore[arg-type]
             if on_message:
