@@ -128,7 +128,7 @@ def test_ssblab_replicates_js_server_with_blobs(js_server: tuple[MultiserverAddr
     done = subprocess.run(command, capture_output=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     report = json.loads(done.stdout)
-    assert report["errors"] == [] and report["blobs"] == 1 and report["mode"] == "history"
+    assert report["errors"] == [] and report["blobs"] == 1 and report["mode"] == "auto" and report["unserved"] == []
     with Store(tmp_path / "replica") as replica:
         assert ids_by_feed(replica) == expected
         assert replica.blobs.get(added["blob"]) == BLOB
