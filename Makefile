@@ -15,7 +15,7 @@ $(BIN)/python:
 
 $(PY_STAMP): pyproject.toml setup.py $(wildcard ssblab/*/*.c ssblab/*/*.h) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks,archive]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks,archive,formats]'
 	touch $@
 
 $(NPM_STAMP): interop/package.json interop/package-lock.json

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from ssblab.cli.graph import engine_arguments, engine_of
@@ -12,6 +13,9 @@ from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
 
 __all__ = ["register"]
+
+STRICT_HELP = ("refuse a message that breaks a strict JSON rule JS peers accept (a lone surrogate, a duplicate key, "
+               "-0); by default it is judged as JS judges it and reported as a finding")
 
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,11 +31,15 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     gen.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     gen.set_defaults(run=_generate)
 
-    imp = verbs.add_parser("import", help="validate messages from JSONL, a log.offset or an archive into a store")
-    imp.add_argument("path", type=Path, help="a JSONL file, a log.offset, an ssb-fixtures folder or an archive")
+    imp = verbs.add_parser("import", help="validate messages from JSONL, a log.offset, ssb-db2 or an archive into "
+                           "a store")
+    imp.add_argument("path", type=Path, help="a JSONL file, a log.offset, an ssb-fixtures folder, ssb-db2 data (the "
+                     "folder holding db2/, db2/ itself, or log.bipf) or an archive")
     imp.add_argument("--store", type=Path, required=True, help="the store folder (created if missing)")
     imp.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     imp.add_argument("--json", action="store_true", help="print the report as JSON")
+    imp.add_argument("--strict", action="store_true",
+                     help=STRICT_HELP)
     imp.set_defaults(run=_import)
 
     exp = verbs.add_parser("export", help="write a store's messages out")
@@ -42,17 +50,21 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                      help="jsonl: the messages; parquet: a verified dataset of tables (docs/datasets.md)")
     engine_arguments(exp, default="spark")
     exp.add_argument("--hmac-key", help="the test network's HMAC key (base64), for --format parquet")
+    exp.add_argument("--strict", action="store_true", help=STRICT_HELP + " (for --format parquet)")
     exp.add_argument("--records", action="store_true", help="write {key, value, timestamp} records")
     exp.add_argument("--out", type=Path, required=True)
     exp.set_defaults(run=_export)
 
     ver = verbs.add_parser("verify", help="verify every message of a JSONL file, log.offset, store or archive",
                            description="Exit 0 when every message is valid, 1 otherwise.")
-    ver.add_argument("path", type=Path, help="a JSONL file, log.offset, store or archive")
+    ver.add_argument("path", type=Path, help="a JSONL file, log.offset, ssb-db2 folder or log.bipf, store or archive")
     ver.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     engine_arguments(ver)
     ver.add_argument("--json", action="store_true",
-                     help='print {"checked", "valid", "invalid", "feeds", "forks", "errors"}')
+                     help='print {"checked", "valid", "invalid", "feeds", "forks", "formats", "findings", "skipped", '
+                     '"errors"}')
+    ver.add_argument("--strict", action="store_true",
+                     help=STRICT_HELP)
     ver.set_defaults(run=_verify)
 
 
@@ -80,14 +92,15 @@ def _import(args: argparse.Namespace) -> int:
     from ssblab.pipeline.sources import read_source
     from ssblab.store import Store
 
-    with Store(args.store, hmac_key=args.hmac_key) as store, progress("importing") as bar:
-        report = store.append(read_source(args.path), on_batch=bar.update)
+    with Store(args.store, hmac_key=args.hmac_key, strict=args.strict) as store, progress("importing") as bar:
+        report = store.append(read_source(args.path, hmac_key=args.hmac_key), on_batch=bar.update)
         total = store.count()
     if args.json:
         print(json.dumps({**report.to_json(), "duplicates": report.duplicates, "stored": total}))
     else:
         print(f"imported {report.valid} new messages ({report.duplicates} already stored, "
               f"{report.invalid} invalid); the store holds {total}")
+        _print_extras(report, "verified, not stored: the store holds classic feeds")
         _print_errors(report)
     return 0 if report.ok else 1
 
@@ -98,7 +111,7 @@ def _export(args: argparse.Namespace) -> int:
 
         with progress("exporting") as bar:
             summary = export_dataset(args.store, args.out, engine=engine_of(args), hmac_key=args.hmac_key,
-                                     on_records=bar.update)
+                                     strict=args.strict, on_records=bar.update)
         rows = ", ".join(f"{name} {count}" for name, count in summary.rows.items())
         print(f"wrote a Parquet dataset ({summary.bytes:,} bytes, {summary.engine} engine) to {summary.path}: {rows}")
         return 0
@@ -115,14 +128,27 @@ def _verify(args: argparse.Namespace) -> int:
 
     engine = engine_of(args)
     with progress("verifying") as bar:
-        report = verify(args.path, engine=engine, hmac_key=args.hmac_key, on_records=bar.update)
+        report = verify(args.path, engine=engine, hmac_key=args.hmac_key, strict=args.strict, on_records=bar.update)
     if args.json:
         print(json.dumps(report.to_json()))
     else:
         print(f"{report.checked} messages of {report.feeds} feeds: {report.valid} valid, "
               f"{report.invalid} invalid, {len(report.forks)} forks")
+        _print_extras(report, "of them valid")
         _print_errors(report)
     return 0 if report.ok else 1
+
+
+def _print_extras(report: ValidationReport, formats_note: str) -> None:
+    """The newer feed formats met and the records skipped (ssb-db2's deleted records), when there are any."""
+    if report.formats:
+        print("  " + ", ".join(f"{count} {name}" for name, count in report.formats.items()) + f" ({formats_note})")
+    if report.skipped:
+        print("  skipped: " + ", ".join(f"{count} {why}" for why, count in report.skipped.items()))
+    if report.findings:
+        kinds = Counter(f.code for f in report.findings)
+        print(f"  {len(report.findings)} valid messages break a strict JSON rule JS peers accept ("
+              + ", ".join(f"{n} {code}" for code, n in kinds.items()) + "; --strict refuses them)")
 
 
 def _print_errors(report: ValidationReport, limit: int = 20) -> None:

@@ -10,7 +10,6 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
 from nacl.signing import SigningKey
 
@@ -20,6 +19,7 @@ from ssblab.core.keys import Keypair
 from ssblab.net.address import MultiserverAddress, parse_multiserver
 from ssblab.net.shs import MAIN_NETWORK_KEY
 from ssblab.replicate.hub import LiveStore
+from ssblab.replicate.limits import Limits
 from ssblab.replicate.peer import ReplicaServer
 from ssblab.replicate.policy import Policy
 from ssblab.replicate.runner import MODES, ReplicateOptions, replicate
@@ -45,7 +45,9 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     rep.add_argument("--store", type=Path, required=True)
     rep.add_argument("--remote", required=True, metavar="net:HOST:PORT~shs:KEY")
     rep.add_argument("--identity", type=Path, help="our secret file; without it a throwaway key")
-    rep.add_argument("--mode", choices=MODES, default="history")
+    rep.add_argument("--mode", choices=MODES, default="auto",
+                     help="auto (default): EBT where the remote speaks it, then history streams for the feeds EBT "
+                     "left unserved; ebt: EBT only; history: createHistoryStream per feed")
     which = rep.add_mutually_exclusive_group()
     which.add_argument("--feeds", type=Path, help="feed ids: one per line, a JSON list, or follow-graph.json")
     which.add_argument("--hops", type=int, default=2, help="follow hops from the root (default 2)")
@@ -53,10 +55,20 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     rep.add_argument("--network-key", type=_network_key, default=MAIN_NETWORK_KEY, metavar="BASE64")
     rep.add_argument("--blobs", action="store_true", help="also fetch blobs the stored messages mention")
     rep.add_argument("--live", action="store_true", help="stay connected and keep replicating")
-    rep.add_argument("--json", action="store_true", help="print {feeds, messages, blobs, seconds, mode, errors}")
+    rep.add_argument("--json", action="store_true",
+                     help="print {feeds, messages, blobs, seconds, mode, routes, unserved, stopped, errors}")
     rep.add_argument("--explain", action="store_true", help="print which feeds are wanted and why")
     rep.add_argument("--timeout", type=float, default=10.0, help="seconds for connect and handshake")
     rep.add_argument("--stall", type=float, default=30.0, help="seconds a stream may stay silent")
+    rep.add_argument("--strict", action="store_true", help="refuse messages that break a strict JSON rule JS peers "
+                     "accept (a lone surrogate): by default they are stored, as JS peers store them")
+    limits = Limits()
+    rep.add_argument("--max-messages", type=int, default=limits.max_messages,
+                     help=f"stop after storing this many messages (default {limits.max_messages:,})")
+    rep.add_argument("--max-bytes", type=int, default=limits.max_bytes,
+                     help=f"stop after this many bytes of messages (default {limits.max_bytes:,})")
+    rep.add_argument("--deadline", type=float, default=limits.deadline,
+                     help=f"stop after this many seconds, live mode aside (default {limits.deadline:g})")
     rep.set_defaults(run=_replicate)
 
 
@@ -106,7 +118,7 @@ def _replicate(args: argparse.Namespace) -> int:
     root = args.root or (Keypair.from_secret_file(args.identity).id if args.identity else None)
     options = ReplicateOptions(mode=args.mode, feeds=feeds, hops=args.hops, root=root, blobs=args.blobs,
                                live=args.live, network_key=args.network_key, timeout=args.timeout, stall=args.stall,
-                               explain=args.explain)
+                               explain=args.explain, limits=_limits(args))
     explain_out = sys.stderr if args.json else sys.stdout
 
     def explain(wants: list[Want]) -> None:
@@ -114,15 +126,19 @@ def _replicate(args: argparse.Namespace) -> int:
             for want in wants:
                 print(f"{want.feed}\t{'-' if want.hops is None else want.hops}\t{want.why}", file=explain_out)
 
-    with Store(args.store) as store, progress("replicate") as bar:
+    with Store(args.store, strict=args.strict) as store, progress("replicate") as bar:
         result = asyncio.run(replicate(parse_multiserver(args.remote), LiveStore(store), key, options,
                                        on_stored=bar.update, on_wants=explain))
-    report: dict[str, Any] = result.to_json()
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps(result.to_json()))
     else:
-        print(f"{report['messages']} messages from {report['feeds']} feeds, {report['blobs']} blobs in "
-              f"{report['seconds']} s ({args.mode})")
+        print("\n".join(result.summary()))
         for error in result.errors:
-            print(f"error: {error}", file=sys.stderr)
-    return 1 if result.errors else 0
+            print(f"error: {error}" + (f" ({error.stored} stored before)" if error.stored else ""), file=sys.stderr)
+    return 0 if result.ok else 1
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    if args.max_messages < 1 or args.max_bytes < 1 or not args.deadline > 0:
+        raise SsbError("--max-messages, --max-bytes and --deadline must be positive", code="args")
+    return Limits(args.max_messages, args.max_bytes, args.deadline)

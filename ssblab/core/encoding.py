@@ -8,7 +8,9 @@ tests/core/test_encoding.py check that both routes agree.
 
 For received text the fast route also needs the text itself to be plain: when orjson's compact or indented
 re-encoding equals the received bytes, the text held no duplicate keys, no ``-0`` and nothing else the strict
-parser rejects, so the orjson parse is the strict parse. Anything else goes through `strict_json.parse_json`.
+parser rejects, so the orjson parse is the strict parse. Anything else goes through `strict_json.parse_json_js`:
+the verification path reads what JS reads (lone surrogates, duplicate keys, ``-0``, overflowing numbers) and
+`decode` returns the strict rule the text broke as a finding for the caller to report.
 `decode_encoded` returns the indented encoding with the value, and skips the compact one when the text already
 is the indented form (an archive's or a store's signed encodings). (Scanning the bytes with regular expressions
 for non-plain numbers and keys instead of walking the value was measured slower: ~5 µs for even one simple
@@ -24,6 +26,7 @@ them with its own SHA-256 (``_sha256.h``), since a hashlib call costs as much as
 
 from __future__ import annotations
 
+import re
 from binascii import b2a_base64
 from collections.abc import Iterable
 from hashlib import sha256 as _sha256
@@ -34,7 +37,7 @@ import orjson
 from ssblab.core import v8_json
 from ssblab.core.compiled import speedups as _speedups
 from ssblab.core.errors import InvalidJson
-from ssblab.core.strict_json import parse_json
+from ssblab.core.strict_json import parse_json_js
 
 _MAX_SAFE_INTEGER = 2**53
 _DIGITS = frozenset("0123456789")
@@ -118,32 +121,35 @@ def encode_compact(value: Any) -> bytes:
     return _exact(value, indent=0)
 
 
-def decode(raw: bytes | str) -> tuple[Any, bool]:
-    """Parse received JSON strictly; also say whether the value is plain (so `encode` may skip its walk).
+def decode(raw: bytes | str) -> tuple[Any, bool, InvalidJson | None]:
+    """Parse received JSON as JS does; also say whether the value is plain (so `encode` may skip its walk) and
+    which strict rule, if any, the text breaks (a finding, not an error: JS peers accept such text).
 
     Raises:
-        InvalidJson: the text breaks SSB's JSON rules.
+        InvalidJson: text that JavaScript rejects too.
     """
     data = _stripped(raw)
     value, _ = _plain_parse(data, indent=False)
     if value is _NOT_PLAIN:
-        return parse_json(data), False
-    return value, True
+        value, finding = parse_json_js(data)
+        return value, False, finding
+    return value, True, None
 
 
 def decode_encoded(raw: bytes | str) -> tuple[Any, bytes]:
     """`decode` and `encode` in one: the value and its ``JSON.stringify(value, null, 2)`` bytes.
 
     When the received text already is that encoding (an archive, a store of signed encodings), equality with it
-    is the strictness proof and the compact re-encoding is skipped.
+    is the strictness proof and the compact re-encoding is skipped. Text the strict rules refuse and JS reads
+    (a lone surrogate, say) is read as JS reads it.
 
     Raises:
-        InvalidJson: the text breaks SSB's JSON rules.
+        InvalidJson: text that JavaScript rejects too.
     """
     data = _stripped(raw)
     value, encoded = _plain_parse(data, indent=True)
     if value is _NOT_PLAIN:
-        value = parse_json(data)
+        value, _ = parse_json_js(data)
         return value, encode(value)
     return value, encoded
 
@@ -181,6 +187,15 @@ def _plain_parse(data: bytes, *, indent: bool) -> tuple[Any, bytes]:
     except (orjson.JSONDecodeError, orjson.JSONEncodeError, RecursionError):
         pass  # not JSON, or nested past orjson's 254 levels or Python's recursion: the strict path decides
     return _NOT_PLAIN, b""
+
+
+_ESCAPED_SURROGATE = re.compile(rb"(?<!\\)(?:\\\\)*\\ud[89a-f]")  # V8 escapes a lone surrogate as \udxxx
+
+
+def has_lone_surrogate(encoded: bytes) -> bool:
+    """Whether an encoding (`encode`'s output) holds a string with a lone surrogate: V8 escapes those, and
+    only those, as ``\\ud800``-``\\udfff`` (an escaped backslash before ``ud…`` is text)."""
+    return b"\\ud" in encoded and _ESCAPED_SURROGATE.search(encoded) is not None
 
 
 def utf16_length(encoded: bytes) -> int:

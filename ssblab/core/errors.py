@@ -68,6 +68,7 @@ class Rule(StrEnum):
     SEQUENCE_ORDER = "sequence-order"  # not the next sequence of the feed (a gap, or one we cannot place)
     FORK = "fork"  # two different signed messages claim the same place in the feed
     FEED_STOPPED = "feed-stopped"  # the feed stopped at an earlier invalid message or fork
+    FORMAT = "format"  # a feed format ssblab cannot verify (unknown, or its hash function is not installed)
 
 
 class InvalidMessage(SsbError):

@@ -120,8 +120,8 @@ def _encode(value: Any, plain: bool | None = None) -> bytes:
         raise InvalidMessage(Rule.JSON, str(exc)) from exc
 
 
-def decode_message_json(raw: bytes | str) -> tuple[Any, bool]:
-    """`encoding.decode`, with a JSON error reported as the message rule ``json``."""
+def decode_message_json(raw: bytes | str) -> tuple[Any, bool, InvalidJson | None]:
+    """`encoding.decode` (value, plain, the strict rule broken), with a JSON error as the message rule ``json``."""
     try:
         return decode(raw)
     except InvalidJson as exc:

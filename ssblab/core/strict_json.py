@@ -1,10 +1,14 @@
-"""A JSON parser that rejects what SSB rejects, keeping key order.
+"""A JSON parser that rejects what SSB rejects, keeping key order; and the parse JavaScript does.
 
 Python's ``json`` is already strict about syntax (no trailing commas, no raw control characters); on top of it
 this module rejects, as the legacy-value-testdata ``duplicate``/``surrogate``/``number`` folders require:
 duplicate object keys, escapes that leave an unpaired UTF-16 surrogate, numbers that round to ±Infinity or to -0,
 and the ``NaN``/``Infinity`` literals. Numbers follow JavaScript: every number is a double, so integers beyond
 2**53 become floats (held as Python ``int`` while exact, so that values read naturally).
+
+`parse_json_js` is ``JSON.parse``: what JS peers accept and validate (a duplicate key's last value at its first
+position, lone surrogates, ``-0``, numbers that overflow to ±Infinity), with the strict rule the text breaks, so
+verification can follow JS and still name the finding (`JS_ACCEPTS` are those rules).
 """
 
 from __future__ import annotations
@@ -53,6 +57,15 @@ def _constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_object, parse_float=_float, parse_int=_int, parse_constant=_constant
 )
+JS_ACCEPTS = frozenset({"json-surrogate", "json-duplicate-key", "json-number"})
+
+
+def _js_int(text: str) -> int | float:
+    """JS has doubles only; Python's int() also refuses more than 4300 digits, which JS reads as ±Infinity."""
+    return int(text) if len(text) <= 17 else float(text)
+
+
+_JS_DECODER = json.JSONDecoder(parse_int=_js_int, parse_constant=_constant)  # dict(pairs): JSON.parse's dedup
 
 
 def _check_surrogates(value: Any) -> None:
@@ -104,3 +117,28 @@ def parse_json(data: str | bytes | bytearray | memoryview) -> Any:
     if _SURROGATE_ESCAPE.search(data):
         _check_surrogates(value)
     return value
+
+
+def parse_json_js(data: str | bytes | bytearray | memoryview) -> tuple[Any, InvalidJson | None]:
+    """``JSON.parse``: the value a JS peer reads, and the strict rule (`parse_json`) the text breaks, if any.
+
+    Raises:
+        InvalidJson: text that JavaScript rejects too (bad syntax, NaN, not UTF-8).
+
+    Examples:
+        >>> parse_json_js('{"a": 1, "a": 2}')
+        ({'a': 2}, InvalidJson("duplicate key 'a' in an object"))
+    """
+    try:
+        return parse_json(data), None
+    except InvalidJson as exc:
+        if exc.code not in JS_ACCEPTS:
+            raise
+        finding = exc
+    text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+    try:
+        return _JS_DECODER.decode(text), finding
+    except json.JSONDecodeError as exc:  # the strict parser stopped at a number before a syntax error
+        raise InvalidJson(f"{exc.msg} at line {exc.lineno} column {exc.colno}", code="json-syntax") from exc
+    except RecursionError as exc:
+        raise InvalidJson("nesting too deep", code="json-syntax") from exc

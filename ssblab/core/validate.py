@@ -17,8 +17,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ssblab.core.encoding import has_lone_surrogate
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature, hmac_key_bytes
+from ssblab.core.native import NativeMessage, check_chain
 
 
 class FeedState(NamedTuple):
@@ -48,6 +50,27 @@ class Fork:
                 "conflicting": self.conflicting.id}
 
 
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A valid message that breaks a strict JSON rule of the data model which JS peers do not have (a lone
+    surrogate, a duplicate key, ``-0`` or an overflowing number): JS accepts it, so ssblab does too, and says so.
+    ``--strict`` makes it an error."""
+
+    code: str  # the strict rule: "json-surrogate", "json-duplicate-key" or "json-number"
+    author: str | None
+    sequence: Any
+    id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "author": self.author, "sequence": self.sequence, "id": self.id}
+
+
+def strict_error(finding: str, author: str | None, sequence: Any) -> InvalidMessage:
+    """The error ``--strict`` makes of a `Finding` (rule ``json``, fatal for the feed)."""
+    return InvalidMessage(Rule.JSON, f"{finding}: the text breaks a strict JSON rule that JS peers accept (--strict)",
+                          author=author, sequence=sequence)
+
+
 class Duplicate(Exception):
     """The message is the feed's head again: nothing to do (not an error)."""
 
@@ -66,9 +89,17 @@ class ForkFound(InvalidMessage):
 
 
 def validate_next(
-    state: FeedState | None, msg: Message, hmac_key: bytes | None = None, *, check_sig: bool = True
+    state: FeedState | None, msg: Message | NativeMessage, hmac_key: bytes | None = None, *, check_sig: bool = True
 ) -> FeedState:
-    """The feed's new head after ``msg``, or an `InvalidMessage`; raises `Duplicate` for a copy of the head."""
+    """The feed's new head after ``msg``, or an `InvalidMessage`; raises `Duplicate` for a copy of the head.
+
+    A `NativeMessage` (bendy butt, buttwoo) was checked alone when it was read; only its chain is checked here.
+    """
+    if isinstance(msg, NativeMessage):
+        if state is not None and msg.id == state.id:
+            raise Duplicate(msg.id)
+        check_chain(state, msg)
+        return FeedState(msg.author, msg.sequence, msg.id, msg.timestamp)
     check_shape(msg)
     value = msg.value
     seq = value["sequence"]
@@ -108,6 +139,9 @@ class ValidationReport:
     errors: list[InvalidMessage] = field(default_factory=list)
     forks: list[Fork] = field(default_factory=list)
     heads: dict[str, FeedState] = field(default_factory=dict)
+    formats: dict[str, int] = field(default_factory=dict)  # valid messages of formats other than classic
+    findings: list[Finding] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # records not messages: "deleted" (ssb-db2), …
 
     @property
     def invalid(self) -> int:
@@ -128,6 +162,9 @@ class ValidationReport:
             "invalid": self.invalid,
             "feeds": self.feeds,
             "forks": len(self.forks),
+            "formats": dict(self.formats),
+            "findings": [f.to_json() for f in self.findings],
+            "skipped": dict(self.skipped),
             "errors": [e.to_json() for e in self.errors],
         }
 
@@ -142,6 +179,9 @@ class FeedValidator:
 
     ``history(author, sequence)`` (from a store) gives the id held at an older sequence, so that a message below
     the head is recognised as a duplicate or as a fork; without it such a message is out of order.
+
+    A message that breaks a strict JSON rule JS does not have (`Finding`) is judged as JS judges it and reported
+    in ``report.findings``; with ``strict`` it is invalid instead (rule ``json``, fatal).
     """
 
     def __init__(
@@ -151,26 +191,36 @@ class FeedValidator:
         *,
         history: History | None = None,
         stopped: Mapping[str, InvalidMessage] | None = None,
+        strict: bool = False,
     ) -> None:
         self.hmac_key = hmac_key_bytes(hmac_key)
+        self.strict = strict
         self.report = ValidationReport(heads={h.author: h for h in heads})
         self.stopped: dict[str, InvalidMessage] = dict(stopped or {})
         self.history = history
 
-    def push(self, msg: Message) -> bool:
-        """Validate one message; True when it is new and valid (the caller may store it)."""
+    def push(self, msg: Message | NativeMessage, finding: str | None = None) -> bool:
+        """Validate one message; True when it is new and valid (the caller may store it).
+
+        ``finding`` is the strict JSON rule its text broke, when the caller parsed text (a lone surrogate is also
+        found in the encoding).
+        """
         report = self.report
         report.checked += 1
         author = msg.value.get("author")
         if type(author) is not str:
             author = None
+        if finding is None and isinstance(msg, Message) and has_lone_surrogate(msg.encoded):
+            finding = "json-surrogate"
         try:
+            if finding is not None and self.strict:
+                raise strict_error(finding, author, msg.sequence)
             if author in self.stopped:
                 first = self.stopped[author]
                 raise InvalidMessage(Rule.FEED_STOPPED, f"the feed stopped at sequence {first.sequence}: "
                                      f"{first.rule.value}", author=author, sequence=msg.sequence)
             head = report.heads.get(author) if author else None
-            if head is not None and self.history is not None:
+            if head is not None and self.history is not None and isinstance(msg, Message):
                 self._check_history(head, msg)
             head = validate_next(head, msg, self.hmac_key)
         except Duplicate:
@@ -185,7 +235,15 @@ class FeedValidator:
             return False
         report.heads[author] = head  # type: ignore[index]
         report.valid += 1
+        if finding is not None:
+            report.findings.append(Finding(finding, author, msg.sequence, msg.id))
+        if isinstance(msg, NativeMessage):
+            report.formats[msg.format] = report.formats.get(msg.format, 0) + 1
         return True
+
+    def skip(self, reason: str) -> None:
+        """Count a record that holds no message (a deleted one), without checking it."""
+        self.report.skipped[reason] = self.report.skipped.get(reason, 0) + 1
 
     def _check_history(self, head: FeedState, msg: Message) -> None:
         seq = msg.sequence

@@ -65,7 +65,10 @@ def encode_body(value: Any) -> tuple[bytes, BodyType]:
         return bytes(value), BodyType.BINARY
     if isinstance(value, str):
         return value.encode(), BodyType.UTF8
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode(), BodyType.JSON
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode(), BodyType.JSON
+    except UnicodeEncodeError:  # a lone surrogate is no UTF-8: \u escapes, as JS's JSON.stringify writes it
+        return json.dumps(value, separators=(",", ":")).encode(), BodyType.JSON
 
 
 def decode_body(body: bytes, body_type: BodyType) -> Any:

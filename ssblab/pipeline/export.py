@@ -59,7 +59,7 @@ class ExportSummary:
 
 def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine | None = None,
                    spark: SparkSession | None = None, master: str | None = None, hmac_key: Any = None,
-                   split_bytes: int | None = None, progress: bool | None = None,
+                   strict: bool = False, split_bytes: int | None = None, progress: bool | None = None,
                    on_records: Callable[[int], None] | None = None) -> ExportSummary:
     """Verify ``source`` and write its dataset to ``out`` atomically, on the local engine or on Spark.
 
@@ -70,6 +70,7 @@ def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine 
         engine: ``"local"`` or ``"spark"`` (default: Spark when ``spark`` or ``master`` is given).
         spark: a SparkSession to run on; master: a Spark master URL to start one on.
         hmac_key: a test network's HMAC key.
+        strict: a message that breaks a strict JSON rule JS accepts (`ssblab.core.validate.Finding`) is invalid.
         split_bytes: bytes of source per task (default: Spark's 16 MiB; locally, as many splits as suit the
             cores, and none for a small source).
         progress: Spark's progress bar (None: when stderr is a terminal, or in a notebook).
@@ -91,9 +92,10 @@ def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine 
     staging = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
     try:
         if isinstance(chosen, SparkEngine):
-            counts = _write_spark(chosen.spark, where, staging, hmac_key, split_bytes or SPLIT_BYTES, progress)
+            counts = _write_spark(chosen.spark, where, staging, hmac_key, strict, split_bytes or SPLIT_BYTES,
+                                  progress)
         else:
-            counts = _write_local(where, staging, hmac_key, chosen.workers, split_bytes, on_records)
+            counts = _write_local(where, staging, hmac_key, strict, chosen.workers, split_bytes, on_records)
         _tidy(staging)
         manifest = {"format": "ssblab-dataset", "version": DATASET_VERSION, "ssblab": __version__,
                     "source": str(source), "engine": chosen.name,
@@ -142,23 +144,23 @@ def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.parquet"))
 
 
-def _write_local(source: Path, staging: Path, hmac_key: Any, workers: int | None, split_bytes: int | None,
-                 on_records: Callable[[int], None] | None) -> dict[str, int]:
+def _write_local(source: Path, staging: Path, hmac_key: Any, strict: bool, workers: int | None,
+                 split_bytes: int | None, on_records: Callable[[int], None] | None) -> dict[str, int]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     held = held_blobs(source)
     sizes = pa.table({"blob": pa.array([b for b, _ in held], pa.string()),
                       "size": pa.array([s for _, s in held], pa.int64())})
-    found = local.build_tables(source, hmac_key=hmac_key_bytes(hmac_key), workers=workers, sizes=sizes,
-                               split_bytes=split_bytes, on_records=on_records)
+    found = local.build_tables(source, hmac_key=hmac_key_bytes(hmac_key), strict=strict, workers=workers,
+                               sizes=sizes, split_bytes=split_bytes, on_records=on_records)
     for name, table in found.items():
         (staging / name).mkdir(parents=True)
         pq.write_table(local.sorted_table(name, table), staging / name / "part-00000.parquet", compression="zstd")
     return {name: table.num_rows for name, table in found.items()}
 
 
-def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any, split_bytes: int,
+def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any, strict: bool, split_bytes: int,
                  progress: bool | None) -> dict[str, int]:
     from ssblab.pipeline import spark as frames
     from ssblab.pipeline import tables as catalog
@@ -173,8 +175,8 @@ def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any
     # Spark writes timestamps as INT96 by default, which other readers see as nanoseconds without a zone.
     with sql_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}), \
             job_progress(spark, "exporting", enabled=progress) as rows_done:
-        rows = frames.verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY, split_bytes=split_bytes,
-                                  rows_done=rows_done)
+        rows = frames.verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY, strict=strict,
+                                  split_bytes=split_bytes, rows_done=rows_done)
         frames.write_table(frames.messages_table(rows), "messages", staging, files)
         for name in catalog.DERIVED:
             frames.write_table(frames.derived(read("messages"), name), name, staging, files)

@@ -9,7 +9,10 @@ of processes.
 
 Invariants: a record's facts depend on that record alone (tasks can run and retry in any order); an error is
 stored as its rule code, detail and fatal flag, from which `fact_error` rebuilds an equal `InvalidMessage`;
-``sequence_json`` keeps the sequence exactly as the message wrote it (``2.0`` stays ``2.0`` in error reports).
+``sequence_json`` keeps the sequence exactly as the message wrote it (``2.0`` stays ``2.0`` in error reports);
+``finding`` is the strict JSON rule a valid text broke that JS accepts (`ssblab.core.validate.Finding`); a message
+of a newer format (``format``: bendy butt, buttwoo) was verified alone by its source; a record that holds no
+message (ssb-db2's deleted ones) has no facts.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import orjson
 from ssblab.core.encoding import encode_compact
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature
+from ssblab.core.native import NativeMessage
 from ssblab.pipeline.sources import iter_split, received_of
 from ssblab.pipeline.splits import BATCH_ROWS, RawRecord, Split
 
@@ -30,16 +34,20 @@ __all__ = ["CLASSIC", "FACTS_DDL", "FACT_FIELDS", "fact_error", "fact_row", "spl
 FACTS_DDL = (
     "pos long, author string, id string, sequence long, sequence_json string, previous string, "
     "timestamp double, received double, stage string, code string, detail string, fatal boolean, "
-    "format string, type string, content string, is_private boolean"
+    "format string, finding string, type string, content string, is_private boolean"
 )
 FACT_FIELDS = tuple(part.split()[0] for part in FACTS_DDL.split(", "))
 CLASSIC = "classic"  # the feed format of every message the JSON readers parse (ssb-validate's)
 _INT64 = 2**63
 
 
-def fact_row(record: RawRecord, hmac_key: bytes | None, with_content: bool) -> tuple[Any, ...]:
-    """The facts of one record, as a tuple in `FACT_FIELDS` order."""
-    received = received_of(record)
+def fact_row(record: RawRecord, hmac_key: bytes | None, with_content: bool) -> tuple[Any, ...] | None:
+    """The facts of one record, as a tuple in `FACT_FIELDS` order (None for a record that holds no message)."""
+    received = received_of(record, hmac_key)
+    if received.skipped is not None:
+        return None
+    if received.native is not None:
+        return _native_row(record, received.native, received.received, with_content)
     if received.error is not None or received.message is None:
         error = received.error or InvalidMessage(Rule.JSON, f"no message at {record.where}")
         return _error_row(record.pos, "parse", error)
@@ -53,7 +61,7 @@ def fact_row(record: RawRecord, hmac_key: bytes | None, with_content: bool) -> t
     except InvalidMessage as exc:
         stage, error = stage or "shape", exc
     content = _content(msg, record) if with_content else None
-    return _message_row(record.pos, msg, received.received, stage, error, content)
+    return _message_row(record.pos, msg, received.received, stage, error, received.finding, content)
 
 
 def _content(msg: Message, record: RawRecord) -> str:
@@ -65,11 +73,11 @@ def _content(msg: Message, record: RawRecord) -> str:
 
 def _error_row(pos: int, stage: str, error: InvalidMessage) -> tuple[Any, ...]:
     return (pos, None, None, None, None, None, None, None, stage, error.rule.value, error.detail, error.fatal,
-            None, None, None, None)
+            None, None, None, None, None)
 
 
 def _message_row(pos: int, msg: Message, received: float | None, stage: str | None, error: InvalidMessage | None,
-                 content: str | None) -> tuple[Any, ...]:
+                 finding: str | None, content: str | None) -> tuple[Any, ...]:
     author = msg.author if isinstance(msg.author, str) else None
     seq, ts, previous, body = msg.sequence, msg.timestamp, msg.previous, msg.content
     kind = body.get("type") if isinstance(body, dict) else None
@@ -78,8 +86,20 @@ def _message_row(pos: int, msg: Message, received: float | None, stage: str | No
         previous if isinstance(previous, str) else None,
         float(ts) if type(ts) in (int, float) else None, received, stage,
         error.rule.value if error else None, error.detail if error else None, error.fatal if error else None,
-        CLASSIC, kind if isinstance(kind, str) else None, content, isinstance(body, str),
+        CLASSIC, finding, kind if isinstance(kind, str) else None, content, isinstance(body, str),
     )
+
+
+def _native_row(record: RawRecord, msg: NativeMessage, received: float | None,
+                with_content: bool) -> tuple[Any, ...]:
+    """A message of a newer format, verified alone by its source: its chain fields, and its content as the JSON
+    the source holds it in (ssb-db2's value)."""
+    body = record.native.value.get("content")
+    kind = body.get("type") if isinstance(body, dict) else None
+    content = encode_compact(body).decode("utf-8", "surrogatepass") if with_content else None
+    return (record.pos, msg.author, msg.id, msg.sequence, orjson.dumps(msg.sequence).decode(), msg.previous,
+            float(msg.timestamp), received, None, None, None, None, msg.format, None,
+            kind if isinstance(kind, str) else None, content, isinstance(body, str))
 
 
 def _as_int64(value: Any) -> int | None:
@@ -105,9 +125,11 @@ def split_facts(splits: Iterable[Split], hmac_key: bytes | None, with_content: b
     rows: list[tuple[Any, ...]] = []
     for split in splits:
         for record in iter_split(split):
-            if feeds is not None and not _in_feeds(record, feeds):
+            if feeds is not None and not _in_feeds(record, feeds, hmac_key):
                 continue
-            rows.append(fact_row(record, hmac_key, with_content))
+            row = fact_row(record, hmac_key, with_content)
+            if row is not None:
+                rows.append(row)
             if len(rows) >= BATCH_ROWS:
                 yield rows
                 rows = []
@@ -115,7 +137,8 @@ def split_facts(splits: Iterable[Split], hmac_key: bytes | None, with_content: b
         yield rows
 
 
-def _in_feeds(record: RawRecord, feeds: frozenset[str]) -> bool:
+def _in_feeds(record: RawRecord, feeds: frozenset[str], hmac_key: bytes | None) -> bool:
     """Whether a record belongs to one of ``feeds`` (records outside any feed never do)."""
-    msg = received_of(record).message
+    received = received_of(record, hmac_key)
+    msg = received.message or received.native
     return msg is not None and msg.value.get("author") in feeds

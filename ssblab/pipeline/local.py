@@ -74,8 +74,9 @@ class _Facts:
         return _facts_ipc(split, self.hmac_key, self.with_content)
 
 
-def verdicts_table(facts: Any, carry: tuple[str, ...] = ()) -> Any:
-    """Verdict rows (`verdicts.verdicts_ddl`) of a facts table: each feed's facts replayed in ``pos`` order."""
+def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False) -> Any:
+    """Verdict rows (`verdicts.verdicts_ddl`) of a facts table: each feed's facts replayed in ``pos`` order
+    (``strict``: a message that breaks a strict JSON rule JS accepts is invalid)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -85,7 +86,7 @@ def verdicts_table(facts: Any, carry: tuple[str, ...] = ()) -> Any:
     ordered = keyed.sort_by([("feed", "ascending"), ("pos", "ascending")])
     schema = ddl_schema(verdicts_ddl(carry))
     rows = (row for batch in ordered.to_batches(max_chunksize=8192) for row in batch.to_pylist())
-    batches = [arrow_batch(chunk, schema) for chunk in _chunks(verdict_rows(rows, carry), 8192)]
+    batches = [arrow_batch(chunk, schema) for chunk in _chunks(verdict_rows(rows, carry, strict), 8192)]
     return pa.Table.from_batches(batches, schema) if batches else schema.empty_table()
 
 
@@ -192,14 +193,15 @@ def empty_sizes() -> Any:
     return pa.table({"blob": pa.array([], pa.string()), "size": pa.array([], pa.int64())})
 
 
-def build_tables(source: str | Path, *, hmac_key: bytes | None = None, workers: int | None = None,
-                 sizes: Any = None, split_bytes: int | None = None,
+def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: bool = False,
+                 workers: int | None = None, sizes: Any = None, split_bytes: int | None = None,
                  on_records: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Every table of a dataset of ``source``, verified, as Arrow tables (what ``export --engine local`` writes).
 
     Args:
         source: anything `ssblab.pipeline.sources.resolve_source` reads.
         hmac_key: a test network's HMAC key (bytes).
+        strict: a message that breaks a strict JSON rule JS accepts is invalid.
         workers: processes for the per-message work (default: the cores; 1: this process only).
         sizes: ``blob, size`` of the blobs the source holds (None: none).
         split_bytes: cut the source into splits of this size and check them in the pool whatever its size.
@@ -213,7 +215,7 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, workers: 
         splits = local_splits(source, workers) if parallel else plan_splits(source)
     with worker_pool(workers if parallel else 1) as pool:
         facts = facts_table(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
-        messages = messages_table(verdicts_table(facts, catalog.CARRY))
+        messages = messages_table(verdicts_table(facts, catalog.CARRY, strict))
         del facts
         found = {"messages": messages, **derived_tables(messages, pool)}
     found["blobs"] = blobs_table(found["links"], empty_sizes() if sizes is None else sizes)

@@ -93,8 +93,9 @@ def message_facts(splits: DataFrame, *, hmac_key: Any = None, with_content: bool
     return splits.mapInArrow(check, FACTS_DDL)
 
 
-def verdicts(facts: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
-    """A verdict row per facts row (`verdicts.verdicts_ddl`), with the facts columns in ``carry`` passed through.
+def verdicts(facts: DataFrame, carry: tuple[str, ...] = (), *, strict: bool = False) -> DataFrame:
+    """A verdict row per facts row (`verdicts.verdicts_ddl`), with the facts columns in ``carry`` passed through
+    (``strict``: a message that breaks a strict JSON rule JS accepts is invalid).
 
     Each feed's rows are brought together by a hash shuffle and sorted by position inside the partition, then
     replayed in plain Python over Arrow batches (pandas groups cost more per message than the replay itself).
@@ -107,7 +108,7 @@ def verdicts(facts: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
     def replay(batches: Iterator[Any]) -> Iterator[Any]:
         rows = (row for batch in batches for row in batch.to_pylist())
         chunk: list[tuple[Any, ...]] = []
-        for row in verdict_rows(rows, carry):
+        for row in verdict_rows(rows, carry, strict):
             chunk.append(row)
             if len(chunk) == 8192:
                 yield arrow_batch(chunk, schema)
@@ -123,11 +124,11 @@ def verdicts(facts: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
 
 
 def verdicts_of(spark: SparkSession, path: str | Path, *, hmac_key: Any = None, carry: tuple[str, ...] = (),
-                split_bytes: int = SPLIT_BYTES, rows_done: Any = None) -> DataFrame:
+                strict: bool = False, split_bytes: int = SPLIT_BYTES, rows_done: Any = None) -> DataFrame:
     """The verdicts of every record at ``path`` (lazy), with the facts columns in ``carry`` passed through."""
     facts = message_facts(splits_frame(spark, plan_splits(path, split_bytes=split_bytes)), hmac_key=hmac_key,
                           with_content="content" in carry, rows_done=rows_done)
-    return verdicts(facts, carry)
+    return verdicts(facts, carry, strict=strict)
 
 
 def with_timestamps(table: str, frame: DataFrame) -> DataFrame:
@@ -197,9 +198,11 @@ def names(abouts: DataFrame) -> DataFrame:
     return with_timestamps("names", abouts.sparkSession.sql(catalog.names_sql(), abouts=abouts))
 
 
-def build_frames(spark: SparkSession, source: str | Path, *, hmac_key: Any = None) -> dict[str, DataFrame]:
+def build_frames(spark: SparkSession, source: str | Path, *, hmac_key: Any = None,
+                 strict: bool = False) -> dict[str, DataFrame]:
     """Every table of a source, verified, as lazy DataFrames (``messages`` cached: the others derive from it)."""
-    messages = messages_table(verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY)).cache()
+    messages = messages_table(verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY,
+                                          strict=strict)).cache()
     found = {"messages": messages, **{name: derived(messages, name) for name in catalog.DERIVED}}
     held = held_blobs(Path(source))
     found["blobs"] = blobs(found["links"], spark.createDataFrame(held, "blob string, size long") if held else None)

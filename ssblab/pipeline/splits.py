@@ -66,6 +66,8 @@ class RawRecord:
     # (id, content JSON text) where the source decoded them already (archives): the content as signed, taken when
     # the record parses to the message with that id
     decoded: tuple[str, str] | None = None
+    skipped: str | None = None  # a record that holds no message, and why ("deleted": ssb-db2)
+    native: Any = None  # a record of a newer feed format, decoded by its source (an ssb-db2 `Db2Record`)
 
 
 def splits_of(batch: Any) -> Iterator[Split]:

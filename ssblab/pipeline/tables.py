@@ -41,7 +41,7 @@ __all__ = [
     "names_sql",
 ]
 
-CARRY = ("previous", "received", "format", "type", "content", "is_private")  # facts columns the messages need
+CARRY = ("previous", "received", "type", "content", "is_private")  # facts columns the messages table needs
 # Each timestamp column and the millisecond double it shows (`ssblab.core.schema.arrow_timestamps`).
 TIMESTAMPS = {"claimed_at": "timestamp", "received_at": "received", "first_referenced_at": "first_referenced"}
 # How each table is laid out: hash-partitioned by a key into files and sorted within them, or globally sorted

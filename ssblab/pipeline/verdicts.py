@@ -20,7 +20,7 @@ tests/pipeline/test_verify_stitch.py the one-pass route).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -28,8 +28,18 @@ import orjson
 
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape
-from ssblab.core.validate import Duplicate, FeedState, FeedValidator, ForkFound, ValidationReport, validate_next
-from ssblab.pipeline.facts import FACTS_DDL, fact_error
+from ssblab.core.native import NativeMessage
+from ssblab.core.validate import (
+    Duplicate,
+    FeedState,
+    FeedValidator,
+    Finding,
+    ForkFound,
+    ValidationReport,
+    strict_error,
+    validate_next,
+)
+from ssblab.pipeline.facts import CLASSIC, FACTS_DDL, fact_error
 from ssblab.pipeline.sources import received_of
 from ssblab.pipeline.splits import RawRecord
 
@@ -38,6 +48,7 @@ __all__ = [
     "INVALID",
     "VALID",
     "VERDICTS_DDL",
+    "Decided",
     "Fact",
     "FeedRun",
     "ForkRow",
@@ -46,7 +57,7 @@ __all__ = [
     "decide_feeds",
     "feed_key",
     "merge_exact",
-    "received_message",
+    "push_record",
     "replay_feed",
     "replay_split",
     "stitch",
@@ -55,8 +66,8 @@ __all__ = [
 ]
 
 VERDICTS_DDL = (
-    "pos long, author string, id string, sequence long, sequence_json string, timestamp double, "
-    "verdict string, code string, detail string, fatal boolean, known string"
+    "pos long, author string, id string, sequence long, sequence_json string, timestamp double, format string, "
+    "finding string, verdict string, code string, detail string, fatal boolean, known string"
 )
 VALID, DUPLICATE, INVALID = "valid", "duplicate", "invalid"
 # Shape already passed for a message that reaches the reducer, so any well-formed signature stands in for it.
@@ -78,10 +89,15 @@ class Fact:
     code: str | None
     detail: str | None
     fatal: bool | None
+    format: str | None
+    finding: str | None
 
 
-def _stand_in(fact: Fact) -> Message:
+def _stand_in(fact: Fact) -> Message | NativeMessage:
     """A message with the fact's chain fields; the reducer reads nothing else once shape has passed."""
+    if fact.format not in (None, CLASSIC):
+        return NativeMessage(fact.format or "", fact.id or "", fact.author or "", int(fact.sequence_json or 0),
+                             fact.previous, fact.timestamp or 0.0, b"")
     value = {"previous": fact.previous, "author": fact.author, "sequence": orjson.loads(fact.sequence_json or "0"),
              "timestamp": fact.timestamp, "hash": "sha256", "content": _STAND_IN_CONTENT,
              "signature": _STAND_IN_SIGNATURE}
@@ -104,16 +120,18 @@ def _next_head(head: FeedState | None, fact: Fact) -> FeedState:
     return new_head
 
 
-def replay_feed(facts: Iterable[Fact]) -> Iterator[tuple[Fact, str, InvalidMessage | None]]:
-    """Verdicts of one feed's records in log order: ``(fact, verdict, error)``."""
+def replay_feed(facts: Iterable[Fact], strict: bool = False) -> Iterator[tuple[Fact, str, InvalidMessage | None]]:
+    """Verdicts of one feed's records in log order: ``(fact, verdict, error)``; with ``strict`` a finding is an
+    error (`FeedValidator.push`'s order: the finding, then a stopped feed, then the reducer)."""
     head: FeedState | None = None
     stopped: InvalidMessage | None = None
     for fact in facts:
         try:
+            if strict and fact.finding is not None:
+                raise strict_error(fact.finding, fact.author, _sequence(fact))
             if stopped is not None:
                 raise InvalidMessage(Rule.FEED_STOPPED, f"the feed stopped at sequence {stopped.sequence}: "
-                                     f"{stopped.rule.value}", author=fact.author,
-                                     sequence=None if fact.sequence_json is None else orjson.loads(fact.sequence_json))
+                                     f"{stopped.rule.value}", author=fact.author, sequence=_sequence(fact))
             head = _next_head(head, fact)
         except Duplicate:
             yield fact, DUPLICATE, None
@@ -123,6 +141,10 @@ def replay_feed(facts: Iterable[Fact]) -> Iterator[tuple[Fact, str, InvalidMessa
             yield fact, INVALID, exc
         else:
             yield fact, VALID, None
+
+
+def _sequence(fact: Fact) -> Any:
+    return None if fact.sequence_json is None else orjson.loads(fact.sequence_json)
 
 
 def feed_key(author: str | None, pos: int) -> str:
@@ -136,28 +158,28 @@ def verdicts_ddl(carry: tuple[str, ...] = ()) -> str:
     return VERDICTS_DDL + "".join(f", {name} {types[name]}" for name in carry)
 
 
-def verdict_rows(rows: Iterable[dict[str, Any]], carry: tuple[str, ...] = ()) -> Iterator[tuple[Any, ...]]:
+def verdict_rows(rows: Iterable[dict[str, Any]], carry: tuple[str, ...] = (),
+                 strict: bool = False) -> Iterator[tuple[Any, ...]]:
     """Replay facts rows that arrive sorted by (`feed_key`, pos), one feed after another, into verdict rows
     (`verdicts_ddl` order): the verdict, the rule (``code``), its message and fork evidence (``known``: the id the
     feed holds where the conflicting message claims a place), then the ``carry`` columns passed through."""
     for _, group in itertools.groupby(rows, key=lambda r: feed_key(r["author"], r["pos"])):
         feed = list(group)
         facts = (Fact(*(r[name] for name in Fact.__slots__)) for r in feed)
-        for r, (_, verdict, error) in zip(feed, replay_feed(facts), strict=True):
+        for r, (_, verdict, error) in zip(feed, replay_feed(facts, strict), strict=True):
             known = error.fork.known_id if isinstance(error, ForkFound) else None
-            yield (r["pos"], r["author"], r["id"], r["sequence"], r["sequence_json"], r["timestamp"], verdict,
-                   error and error.code, error and error.detail, error and error.fatal, known,
-                   *(r[name] for name in carry))
+            yield (r["pos"], r["author"], r["id"], r["sequence"], r["sequence_json"], r["timestamp"], r["format"],
+                   r["finding"], verdict, error and error.code, error and error.detail, error and error.fatal,
+                   known, *(r[name] for name in carry))
 
 
 # The one-pass route (`ssblab.pipeline.verify`, on either engine): each task replays its own split through
 # `FeedValidator`, entering every feed in the state that its first record in the split presumes (the common case:
-# the head it follows);
-# the driver then walks each feed's runs in split order and checks every presumption against the state the
-# earlier splits really left. Where all presumptions hold, the task's verdicts are the single-process ones
-# (each record's verdict depends only on its feed's state before it, which then is the true one). A feed with
-# one wrong presumption (a fork or gap across a split boundary, a feed stopped in an earlier split) is
-# re-decided whole by `verdict_rows`; records outside any feed never depend on a state.
+# the head it follows); the driver then walks each feed's runs in split order and checks every presumption against
+# the state the earlier splits really left. Where all presumptions hold, the task's verdicts are the
+# single-process ones (each record's verdict depends only on its feed's state before it, which then is the true
+# one). A feed with one wrong presumption (a fork or gap across a split boundary, a feed stopped in an earlier
+# split) is decided again whole (`decide_feeds`); records outside any feed never depend on a state.
 
 @dataclass(frozen=True, slots=True)
 class FeedRun:
@@ -168,16 +190,20 @@ class FeedRun:
     head: FeedState | None  # the head after the split's last valid message of the feed (None: no valid one)
     stopped: bool  # the feed stopped inside this split
     counts: tuple[int, int, int]  # checked, valid, duplicates
+    format: str  # the feed's format (its valid messages count in the report's ``formats`` unless classic)
 
 
 @dataclass(frozen=True, slots=True)
 class SplitRun:
-    """What a task sends back: per-feed runs, the counts of records outside any feed, errors and forks."""
+    """What a task sends back: per-feed runs, the counts of records outside any feed, errors, forks, findings
+    and skipped records."""
 
     runs: list[FeedRun]
     loose: tuple[int, int, int]
     errors: list[tuple[int, str | None, InvalidMessageFields]]  # (pos, feed, error)
     forks: list[ForkRow]
+    findings: list[tuple[int, Finding]]  # (pos, finding) of valid messages
+    skipped: dict[str, int]
 
 
 class InvalidMessageFields(NamedTuple):
@@ -203,35 +229,85 @@ class ForkRow(NamedTuple):
     known: str
 
 
-def _presume(validator: FeedValidator, msg: Message, feed: str) -> tuple[Any, ...]:
+@dataclass
+class Decided:
+    """A report with the log position of each of its errors and findings, and its fork rows: what `stitch` and
+    `decide_feeds` give, and `merge_exact` joins."""
+
+    report: ValidationReport
+    error_positions: list[int]
+    finding_positions: list[int]
+    forks: list[ForkRow]
+
+
+def _presume(validator: FeedValidator, msg: Message | NativeMessage, feed: str) -> tuple[Any, ...]:
     """Enter ``feed`` in the state its first record in the split follows from; return that presumption."""
-    try:
-        check_shape(msg)
-    except InvalidMessage:
-        return ("any",)  # shape is checked before any state is read
-    value = msg.value
-    seq = int(value["sequence"])
-    if seq == 1 and value["previous"] is None:
+    if isinstance(msg, Message):
+        try:
+            check_shape(msg)
+        except InvalidMessage:
+            return ("any",)  # shape is checked before any state is read
+    seq, previous = int(msg.value["sequence"]), msg.previous
+    if seq == 1 and previous is None:
         return ("none",)
-    validator.report.heads[feed] = FeedState(feed, seq - 1, value["previous"], 0.0)
-    return ("head", seq - 1, value["previous"])
+    validator.report.heads[feed] = FeedState(feed, seq - 1, previous, 0.0)
+    return ("head", seq - 1, previous)
 
 
-def replay_split(records: Iterable[RawRecord], hmac_key: bytes | None) -> SplitRun:
-    """Parse, check and replay one split's records in log order (a Spark task, or anywhere)."""
-    validator = FeedValidator(hmac_key)
+def push_record(validator: FeedValidator, record: RawRecord,
+                before: Callable[[Message | NativeMessage], None] | None = None) -> Message | NativeMessage | None:
+    """One record into a validator, as every reader's record goes (a skipped record counted, a torn or
+    unparseable one rejected, a message pushed with its finding); ``before`` sees a message first. Returns the
+    message (None when there was none)."""
+    received = received_of(record, validator.hmac_key)
+    if received.skipped is not None:
+        validator.skip(received.skipped)
+        return None
+    msg = received.message or received.native
+    if msg is None:
+        validator.reject(received.error or InvalidMessage(Rule.JSON, f"no message at {record.where}"))
+        return None
+    if before is not None:
+        before(msg)
+    validator.push(msg, received.finding)
+    return msg
+
+
+def _feed(msg: Message | NativeMessage | None) -> str | None:
+    """A message's feed as `FeedValidator` keys it (None: outside any feed)."""
+    author = None if msg is None else msg.value.get("author")
+    return author if type(author) is str and author else None
+
+
+def replay_split(records: Iterable[RawRecord], hmac_key: bytes | None, strict: bool = False) -> SplitRun:
+    """Parse, check and replay one split's records in log order (a Spark task, a worker process, or anywhere)."""
+    validator = FeedValidator(hmac_key, strict=strict)
     report = validator.report
     entries: dict[str, tuple[Any, ...]] = {}
+    formats: dict[str, str] = {}
     counts: dict[str | None, list[int]] = {None: [0, 0, 0]}
     errors: list[tuple[int, str | None, InvalidMessageFields]] = []
     forks: list[ForkRow] = []
+    findings: list[tuple[int, Finding]] = []
+
+    def enter(msg: Message | NativeMessage) -> None:
+        feed = _feed(msg)
+        if feed is not None and feed not in entries:
+            entries[feed] = _presume(validator, msg, feed)
+            formats[feed] = msg.format if isinstance(msg, NativeMessage) else CLASSIC
+
     for record in records:
-        valid, duplicates, n_errors = report.valid, report.duplicates, len(report.errors)
-        feed = _push(validator, record, entries)
+        valid, duplicates, n_errors, n_findings = report.valid, report.duplicates, len(report.errors), \
+            len(report.findings)
+        checked = report.checked
+        feed = _feed(push_record(validator, record, enter))
+        if report.checked == checked:
+            continue  # a skipped record
         tally = counts.setdefault(feed, [0, 0, 0])
         tally[0] += 1
         if report.valid > valid:
             tally[1] += 1
+            findings += [(record.pos, finding) for finding in report.findings[n_findings:]]
         elif report.duplicates > duplicates:
             tally[2] += 1
         elif len(report.errors) > n_errors:
@@ -241,30 +317,9 @@ def replay_split(records: Iterable[RawRecord], hmac_key: bytes | None) -> SplitR
             if isinstance(error, ForkFound):
                 forks.append(ForkRow(record.pos, error.fork.author, error.fork.sequence, error.fork.known_id))
     runs = [FeedRun(feed, entry, report.heads.get(feed) if counts[feed][1] else None, feed in validator.stopped,
-                    tuple(counts[feed]))  # type: ignore[arg-type]
+                    tuple(counts[feed]), formats[feed])  # type: ignore[arg-type]
             for feed, entry in entries.items()]
-    return SplitRun(runs, tuple(counts[None]), errors, forks)  # type: ignore[arg-type]
-
-
-def _push(validator: FeedValidator, record: RawRecord, entries: dict[str, tuple[Any, ...]]) -> str | None:
-    """`verify_path`'s step for one record; returns its feed (None: outside any feed, as `FeedValidator` keys)."""
-    msg = received_message(validator, record)
-    if msg is None:
-        return None
-    author = msg.value.get("author")
-    feed = author if type(author) is str and author else None
-    if feed is not None and feed not in entries:
-        entries[feed] = _presume(validator, msg, feed)
-    validator.push(msg)
-    return feed
-
-
-def received_message(validator: FeedValidator, record: RawRecord) -> Message | None:
-    """The record's message, or None after rejecting it (torn, or not a message) as `verify_path` does."""
-    received = received_of(record)
-    if received.message is None:
-        validator.reject(received.error or InvalidMessage(Rule.JSON, f"no message at {record.where}"))
-    return received.message
+    return SplitRun(runs, tuple(counts[None]), errors, forks, findings, dict(report.skipped))  # type: ignore[arg-type]
 
 
 def _presumption_holds(entry: tuple[Any, ...], head: FeedState | None, stopped: bool) -> bool:
@@ -277,13 +332,8 @@ def _presumption_holds(entry: tuple[Any, ...], head: FeedState | None, stopped: 
     return head is not None and head.sequence == entry[1] and head.id == entry[2]
 
 
-def stitch(split_runs: Iterable[SplitRun]) -> tuple[ValidationReport, list[int], list[ForkRow], set[str]]:
-    """Join the splits' runs (in split order) into one report; feeds whose presumptions failed are left out.
-
-    Returns:
-        (report without the broken feeds, the log positions of its errors, its fork rows, the broken feeds).
-    """
-    split_runs = list(split_runs)
+def _broken_feeds(split_runs: list[SplitRun]) -> tuple[dict[str, FeedState], set[str]]:
+    """The heads the splits leave, feed by feed in split order, and the feeds whose presumptions failed."""
     heads: dict[str, FeedState] = {}
     stopped: set[str] = set()
     broken: set[str] = set()
@@ -298,52 +348,79 @@ def stitch(split_runs: Iterable[SplitRun]) -> tuple[ValidationReport, list[int],
                 heads[run.author] = run.head
             if run.stopped:
                 stopped.add(run.author)
+    return heads, broken
+
+
+def stitch(split_runs: Iterable[SplitRun]) -> tuple[Decided, set[str]]:
+    """Join the splits' runs (in split order) into one report; feeds whose presumptions failed are left out.
+
+    Returns:
+        (the report without the broken feeds, with its positions and fork rows; the broken feeds).
+    """
+    split_runs = list(split_runs)
+    heads, broken = _broken_feeds(split_runs)
     report = ValidationReport(heads={a: h for a, h in heads.items() if a not in broken})
     for split in split_runs:
-        tallies = [split.loose, *(run.counts for run in split.runs if run.author not in broken)]
+        kept = [run for run in split.runs if run.author not in broken]
+        tallies = [split.loose, *(run.counts for run in kept)]
         report.checked += sum(t[0] for t in tallies)
         report.valid += sum(t[1] for t in tallies)
         report.duplicates += sum(t[2] for t in tallies)
-    kept = sorted((pos, fields) for split in split_runs for pos, feed, fields in split.errors if feed not in broken)
-    report.errors.extend(fields.error() for _, fields in kept)
+        for run in kept:
+            if run.format != CLASSIC and run.counts[1]:
+                report.formats[run.format] = report.formats.get(run.format, 0) + run.counts[1]
+        for reason, count in split.skipped.items():
+            report.skipped[reason] = report.skipped.get(reason, 0) + count
+    errors = sorted((pos, fields) for split in split_runs for pos, feed, fields in split.errors
+                    if feed not in broken)
+    report.errors.extend(fields.error() for _, fields in errors)
+    findings = sorted(((pos, finding) for split in split_runs for pos, finding in split.findings
+                       if finding.author not in broken), key=lambda pair: pair[0])
+    report.findings.extend(finding for _, finding in findings)
     forks = sorted(row for split in split_runs for row in split.forks if row.author not in broken)
-    return report, [pos for pos, _ in kept], forks, broken
+    return Decided(report, [pos for pos, _ in errors], [pos for pos, _ in findings], forks), broken
 
 
-def decide_feeds(records: Iterable[RawRecord], feeds: frozenset[str],
-                 hmac_key: bytes | None) -> tuple[ValidationReport, list[int], list[ForkRow]]:
+def decide_feeds(records: Iterable[RawRecord], feeds: frozenset[str], hmac_key: bytes | None,
+                 strict: bool = False) -> Decided:
     """The records of ``feeds`` decided whole, in log order, by one `FeedValidator` (the feeds `stitch` could not
-    join): the report, the log position of each error, and the fork rows."""
-    validator = FeedValidator(hmac_key)
+    join)."""
+    validator = FeedValidator(hmac_key, strict=strict)
     report = validator.report
-    positions: list[int] = []
-    forks: list[ForkRow] = []
+    decided = Decided(report, [], [], [])
     for record in records:
-        msg = received_of(record).message
-        if msg is None or msg.value.get("author") not in feeds:
+        received = received_of(record, hmac_key)
+        if _feed(received.message or received.native) not in feeds:
             continue
-        errors = len(report.errors)
-        validator.push(msg)
+        errors, findings = len(report.errors), len(report.findings)
+        push_record(validator, record)
+        decided.finding_positions += [record.pos] * (len(report.findings) - findings)
         if len(report.errors) > errors:
             error = report.errors[-1]
-            positions.append(record.pos)
+            decided.error_positions.append(record.pos)
             if isinstance(error, ForkFound):
-                forks.append(ForkRow(record.pos, error.fork.author, error.fork.sequence, error.fork.known_id))
-    return report, positions, forks
+                decided.forks.append(ForkRow(record.pos, error.fork.author, error.fork.sequence,
+                                             error.fork.known_id))
+    return decided
 
 
-def merge_exact(report: ValidationReport, positions: list[int], forks: list[ForkRow],
-                exact: tuple[ValidationReport, list[int], list[ForkRow]]) -> None:
-    """Add feeds decided whole (`decide_feeds`, or Spark's shuffle route) to a stitched report, keeping its errors
-    and fork rows in log order."""
-    found, found_positions, found_forks = exact
+def merge_exact(stitched: Decided, exact: Decided) -> None:
+    """Add feeds decided whole (`decide_feeds`, or Spark's shuffle route) to a stitched report, keeping its
+    errors, findings and fork rows in log order."""
+    report, found = stitched.report, exact.report
     report.checked += found.checked
     report.valid += found.valid
     report.duplicates += found.duplicates
     report.heads.update(found.heads)
-    merged = sorted(zip(positions + found_positions, report.errors + found.errors, strict=True),
-                    key=lambda pair: pair[0])
-    report.errors[:] = [error for _, error in merged]
-    positions[:] = [pos for pos, _ in merged]
-    forks.extend(found_forks)
-    forks.sort()
+    for name, count in found.formats.items():
+        report.formats[name] = report.formats.get(name, 0) + count
+    errors = sorted(zip(stitched.error_positions + exact.error_positions, report.errors + found.errors,
+                        strict=True), key=lambda pair: pair[0])
+    report.errors[:] = [error for _, error in errors]
+    stitched.error_positions[:] = [pos for pos, _ in errors]
+    findings = sorted(zip(stitched.finding_positions + exact.finding_positions, report.findings + found.findings,
+                          strict=True), key=lambda pair: pair[0])
+    report.findings[:] = [finding for _, finding in findings]
+    stitched.finding_positions[:] = [pos for pos, _ in findings]
+    stitched.forks.extend(exact.forks)
+    stitched.forks.sort()

@@ -19,22 +19,25 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ssblab.core.message import hmac_key_bytes
-from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
+from ssblab.core.validate import FeedState, FeedValidator, Finding, Fork, ValidationReport
 from ssblab.pipeline import pool
 from ssblab.pipeline.engines import Engine, SparkEngine, resolve_engine
-from ssblab.pipeline.facts import fact_error
-from ssblab.pipeline.sources import iter_split, plan_splits, resolve_source
+from ssblab.pipeline.facts import CLASSIC, fact_error
+from ssblab.pipeline.sources import iter_split, plan_splits, received_of, resolve_source
 from ssblab.pipeline.splits import SPLIT_BYTES, Split
 from ssblab.pipeline.verdicts import (
     DUPLICATE,
     INVALID,
     VALID,
+    Decided,
     ForkRow,
     SplitRun,
     decide_feeds,
     merge_exact,
-    received_message,
+    push_record,
     replay_split,
     stitch,
 )
@@ -48,7 +51,8 @@ Progress = Callable[[int], None]
 
 
 def verify(path: str | Path, *, engine: str | Engine | None = None, spark: SparkSession | None = None,
-           master: str | None = None, hmac_key: Any = None, on_records: Progress | None = None) -> ValidationReport:
+           master: str | None = None, hmac_key: Any = None, strict: bool = False,
+           on_records: Progress | None = None) -> ValidationReport:
     """Validate every message at ``path`` on the local engine (the default) or on Spark.
 
     Args:
@@ -57,6 +61,7 @@ def verify(path: str | Path, *, engine: str | Engine | None = None, spark: Spark
         spark: a SparkSession to run on.
         master: a Spark master URL to start a session on.
         hmac_key: a test network's HMAC key.
+        strict: a message that breaks a strict JSON rule JS accepts (a finding) is invalid.
         on_records: called with how many records were checked, as they are.
 
     Returns:
@@ -68,11 +73,12 @@ def verify(path: str | Path, *, engine: str | Engine | None = None, spark: Spark
     """
     chosen = resolve_engine(engine, spark=spark, master=master)
     if isinstance(chosen, SparkEngine):
-        return verify_spark(chosen.spark, path, hmac_key=hmac_key, progress=False if on_records else None)
-    return verify_local(path, hmac_key=hmac_key, workers=chosen.workers, on_records=on_records)
+        return verify_spark(chosen.spark, path, hmac_key=hmac_key, strict=strict,
+                            progress=False if on_records else None)
+    return verify_local(path, hmac_key=hmac_key, strict=strict, workers=chosen.workers, on_records=on_records)
 
 
-def verify_local(path: str | Path, *, hmac_key: Any = None, workers: int | None = None,
+def verify_local(path: str | Path, *, hmac_key: Any = None, strict: bool = False, workers: int | None = None,
                  split_bytes: int | None = None, on_records: Progress | None = None) -> ValidationReport:
     """`verify` on the local engine: a pool of processes for a large source, this process for a small one.
 
@@ -81,44 +87,43 @@ def verify_local(path: str | Path, *, hmac_key: Any = None, workers: int | None 
     key = hmac_key_bytes(hmac_key)
     workers = workers or pool.cores()
     if split_bytes is None and not pool.is_parallel(path, workers):
-        return _with_forks(path, _verify_inline(plan_splits(path), key, on_records))
+        return _with_forks(path, _verify_inline(plan_splits(path), key, strict, on_records))
     splits = pool.local_splits(path, workers) if split_bytes is None else plan_splits(path, split_bytes=split_bytes)
     with pool.worker_pool(workers) as workers_pool:
-        runs = list(_replayed(workers_pool, splits, key, on_records))
-    report, positions, forks, broken = stitch(runs)
+        runs = list(_replayed(workers_pool, splits, key, strict, on_records))
+    stitched, broken = stitch(runs)
     if broken:
         records = (record for split in splits for record in iter_split(split))
-        merge_exact(report, positions, forks, decide_feeds(records, frozenset(broken), key))
-    report.forks.extend(fork_evidence(path, forks))
-    return _with_forks(path, report)
+        merge_exact(stitched, decide_feeds(records, frozenset(broken), key, strict))
+    stitched.report.forks.extend(fork_evidence(path, stitched.forks))
+    return _with_forks(path, stitched.report)
 
 
-def _verify_inline(splits: Sequence[Split], key: bytes | None, on_records: Progress | None) -> ValidationReport:
-    validator = FeedValidator(key)
+def _verify_inline(splits: Sequence[Split], key: bytes | None, strict: bool,
+                   on_records: Progress | None) -> ValidationReport:
+    validator = FeedValidator(key, strict=strict)
     for split in splits:
         for record in iter_split(split):
-            msg = received_message(validator, record)
-            if msg is not None:
-                validator.push(msg)
+            push_record(validator, record)
             if on_records:
                 on_records(1)
     return validator.report
 
 
 class _Replay:
-    """`replay_split` of a split with the key bound (picklable for the pool)."""
+    """`replay_split` of a split with its options bound (picklable for the pool)."""
 
-    def __init__(self, key: bytes | None) -> None:
-        self.key = key
+    def __init__(self, key: bytes | None, strict: bool) -> None:
+        self.key, self.strict = key, strict
 
     def __call__(self, split: Split) -> SplitRun:
-        return replay_split(iter_split(split), self.key)
+        return replay_split(iter_split(split), self.key, self.strict)
 
 
-def _replayed(workers: Executor | None, splits: Sequence[Split], key: bytes | None,
+def _replayed(workers: Executor | None, splits: Sequence[Split], key: bytes | None, strict: bool,
               on_records: Progress | None) -> list[SplitRun]:
     runs = []
-    for run in pool.pool_map(workers, _Replay(key), splits):
+    for run in pool.pool_map(workers, _Replay(key, strict), splits):
         if on_records:
             on_records(run.loose[0] + sum(r.counts[0] for r in run.runs))
         runs.append(run)
@@ -146,22 +151,22 @@ def fork_evidence(path: str | Path, forks: list[ForkRow]) -> list[Fork]:
         for record in iter_split(split):
             row = wanted.get(record.pos)
             if row is not None and record.raw is not None:
-                msg = received_message(FeedValidator(), record)
-                assert msg is not None
+                msg = received_of(record).message
+                assert msg is not None  # a fork verdict is a classic message's
                 found.append(Fork(row.author, int(row.sequence), row.known, msg))
     return found  # in log order: splits and records are
 
 
-def verify_path(path: str | Path, *, hmac_key: Any = None,
+def verify_path(path: str | Path, *, hmac_key: Any = None, strict: bool = False,
                 on_message: Callable[[], None] | None = None) -> ValidationReport:
     """`verify_local` in this process only, calling ``on_message`` once per record (progress bars)."""
-    report = _verify_inline(plan_splits(path), hmac_key_bytes(hmac_key),
+    report = _verify_inline(plan_splits(path), hmac_key_bytes(hmac_key), strict,
                             None if on_message is None else lambda _: on_message())
     return _with_forks(path, report)
 
 
-def summarize_rows(verdict_rows: DataFrame) -> tuple[ValidationReport, list[int]]:
-    """The report of a verdicts DataFrame, with the log position of each error (runs a few jobs)."""
+def summarize_rows(verdict_rows: DataFrame) -> Decided:
+    """The report of a verdicts DataFrame, with the log positions of its errors and findings (runs a few jobs)."""
     from pyspark.sql import functions as F
 
     counts = verdict_rows.agg(
@@ -182,16 +187,21 @@ def summarize_rows(verdict_rows: DataFrame) -> tuple[ValidationReport, list[int]
         error = fact_error(INVALID, row.code, row.detail, row.fatal, row.author, row.sequence_json)
         assert error is not None
         report.errors.append(error)
-    return report, [row.pos for row in errors]
+    valid = verdict_rows.filter(F.col("verdict") == VALID)
+    report.formats = {r.format: r["count"] for r in valid.where(F.col("format") != CLASSIC).groupBy("format")
+                      .count().collect()}
+    findings = valid.where(F.col("finding").isNotNull()).orderBy("pos").collect()
+    report.findings = [Finding(r.finding, r.author, orjson.loads(r.sequence_json), r.id) for r in findings]
+    return Decided(report, [row.pos for row in errors], [row.pos for row in findings], [])
 
 
-def split_runs(spark: SparkSession, splits: list[Split], *, hmac_key: Any = None,
+def split_runs(spark: SparkSession, splits: list[Split], *, hmac_key: Any = None, strict: bool = False,
                rows_done: Any = None) -> list[SplitRun]:
     """Each split replayed by one Spark task; only the small runs come back, in split order.
 
     A plain RDD of splits: the records never enter the JVM, and no Arrow or DataFrame conversion is paid.
     """
-    replay = _Replay(hmac_key_bytes(hmac_key))
+    replay = _Replay(hmac_key_bytes(hmac_key), strict)
 
     def run(split: Split) -> SplitRun:
         found = replay(split)
@@ -202,14 +212,15 @@ def split_runs(spark: SparkSession, splits: list[Split], *, hmac_key: Any = None
     return spark.sparkContext.parallelize(splits, max(1, len(splits))).map(run).collect()
 
 
-def verify_spark(spark: SparkSession, path: str | Path, *, hmac_key: Any = None, split_bytes: int = SPLIT_BYTES,
-                 progress: bool | None = None) -> ValidationReport:
+def verify_spark(spark: SparkSession, path: str | Path, *, hmac_key: Any = None, strict: bool = False,
+                 split_bytes: int = SPLIT_BYTES, progress: bool | None = None) -> ValidationReport:
     """`verify` on Spark: the report equals `verify_local`'s.
 
     Args:
         spark: the session (see `ssblab.pipeline.spark_session`); local or a cluster whose workers see ``path``.
         path: a JSONL file, a log.offset (or an ssb-fixtures folder), a store folder or an archive.
         hmac_key: a test network's HMAC key.
+        strict: a message that breaks a strict JSON rule JS accepts (a finding) is invalid.
         split_bytes: bytes of source per task.
         progress: show a progress bar (None: when stderr is a terminal, or in a notebook).
     """
@@ -217,25 +228,26 @@ def verify_spark(spark: SparkSession, path: str | Path, *, hmac_key: Any = None,
 
     splits = plan_splits(path, split_bytes=split_bytes)
     with job_progress(spark, "verifying", enabled=progress) as rows_done:
-        report, positions, forks, broken = stitch(split_runs(spark, splits, hmac_key=hmac_key, rows_done=rows_done))
+        stitched, broken = stitch(split_runs(spark, splits, hmac_key=hmac_key, strict=strict, rows_done=rows_done))
         if broken:
-            merge_exact(report, positions, forks, _decided_on_spark(spark, splits, frozenset(broken), hmac_key))
-    report.forks.extend(fork_evidence(path, forks))
-    return _with_forks(path, report)
+            merge_exact(stitched, _decided_on_spark(spark, splits, frozenset(broken), hmac_key, strict))
+    stitched.report.forks.extend(fork_evidence(path, stitched.forks))
+    return _with_forks(path, stitched.report)
 
 
-def _decided_on_spark(spark: SparkSession, splits: list[Split], feeds: frozenset[str],
-                      hmac_key: Any) -> tuple[ValidationReport, list[int], list[ForkRow]]:
-    """``feeds`` decided whole by the shuffle route: their report, error positions and fork rows."""
+def _decided_on_spark(spark: SparkSession, splits: list[Split], feeds: frozenset[str], hmac_key: Any,
+                      strict: bool) -> Decided:
+    """``feeds`` decided whole by the shuffle route."""
     from pyspark.sql import functions as F
 
     from ssblab.pipeline import spark as frames
 
     facts = frames.message_facts(frames.splits_frame(spark, splits), hmac_key=hmac_key, feeds=feeds)
-    rows = frames.verdicts(facts).persist()
+    rows = frames.verdicts(facts, strict=strict).persist()
     try:
-        found, positions = summarize_rows(rows)
-        fork_rows = rows.filter(F.col("code") == "fork").collect()
+        found = summarize_rows(rows)
+        found.forks = [ForkRow(r.pos, r.author, int(r.sequence), r.known)
+                       for r in rows.filter(F.col("code") == "fork").collect()]
     finally:
         rows.unpersist()
-    return found, positions, [ForkRow(r.pos, r.author, int(r.sequence), r.known) for r in fork_rows]
+    return found

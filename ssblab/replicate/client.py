@@ -8,7 +8,9 @@ peer gets big transactions and a trickling live feed still lands at once.
 Invariants: nothing reaches the store but through `Store.append` (validation), so a malicious peer can at worst
 stop its own stream; a feed is dropped from this peer at its first bad message (shape, signature, wrong author or
 sequence, fork, size) with a `ReplicationError` naming the feed, the peer and the rule, and its valid prefix stays
-stored; no wait on the peer is unbounded outside live mode (``stall`` seconds per item).
+stored; no wait on the peer is unbounded outside live mode (``stall`` seconds per item); a connection that closes
+ends every feed at once (``connection-closed``), those still waiting for their turn included; a message the run's
+`Budget` refuses is not stored.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -25,6 +26,7 @@ from ssblab.core.message import Message, check_shape
 from ssblab.net.aio import RpcConnection
 from ssblab.replicate.errors import ReplicationError
 from ssblab.replicate.hub import LiveStore
+from ssblab.replicate.limits import Budget, Limits, Stopped
 
 STALL_TIMEOUT = 30.0
 BATCH = 500
@@ -33,22 +35,7 @@ CONCURRENCY = 16
 GROUP_COMMIT = 0.05  # seconds a batch may wait for others to share its transaction
 FLUSH_AT = 4 * BATCH
 _END = object()
-
-
-@dataclass
-class ReplicationResult:
-    """What one run did; `to_json` is the ``ssblab replicate --json`` contract."""
-
-    mode: str
-    feeds: int = 0
-    messages: int = 0
-    blobs: int = 0
-    seconds: float = 0.0
-    errors: list[ReplicationError] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"feeds": self.feeds, "messages": self.messages, "blobs": self.blobs,
-                "seconds": round(self.seconds, 3), "mode": self.mode, "errors": [e.to_json() for e in self.errors]}
+_CLOSED = object()
 
 
 class GroupWriter:
@@ -114,14 +101,17 @@ async def _pump(source: AsyncIterator[Any], queue: asyncio.Queue[Any]) -> None:
 class _FeedPull:
     """One feed's history stream as it is validated and stored, in batches, from the store's head on."""
 
-    def __init__(self, conn: RpcConnection, writer: GroupWriter, feed: str,
+    def __init__(self, conn: RpcConnection, writer: GroupWriter, feed: str, budget: Budget,
                  on_stored: Callable[[int], None] | None) -> None:
-        self.conn, self.writer, self.feed, self.on_stored = conn, writer, feed, on_stored
+        self.conn, self.writer, self.feed, self.budget, self.on_stored = conn, writer, feed, budget, on_stored
         self.start = self.expected = writer.live.sequence(feed) + 1
         self.batch: list[Message] = []
 
     def error(self, why: str, code: str) -> ReplicationError:
         return ReplicationError(f"{self.feed} from {self.conn.remote_id}: {why}", feed=self.feed, code=code)
+
+    def closed(self) -> ReplicationError:
+        return self.error("connection closed", "connection-closed")
 
     @property
     def stored(self) -> int:
@@ -137,25 +127,35 @@ class _FeedPull:
 
     def accept(self, item: Any) -> None:
         """Queue a streamed item for storing; a stream error or an invalid message raises ReplicationError."""
+        if item is _CLOSED or isinstance(item, ConnectionError):
+            raise self.closed()
         if isinstance(item, Exception):
             raise self.error(f"stream failed: {item}", "stream") from item
         try:
-            self.batch.append(parse_item(item, self.feed, self.expected))
+            msg = parse_item(item, self.feed, self.expected)
         except InvalidMessage as exc:
             raise self.error(str(exc), exc.code) from exc
+        if not self.budget.take(len(msg.encoded)):
+            raise self.budget.stopped_feed(self.feed)
+        self.batch.append(msg)
         self.expected += 1
 
 
 async def pull_feed(conn: RpcConnection, writer: GroupWriter, feed: str, *, live: bool = False,
-                    stall: float = STALL_TIMEOUT, on_stored: Callable[[int], None] | None = None) -> int:
+                    stall: float = STALL_TIMEOUT, on_stored: Callable[[int], None] | None = None,
+                    budget: Budget | None = None, queue: asyncio.Queue[Any] | None = None) -> int:
     """Replicate one feed from ``conn`` from the store's head on; returns how many messages were stored.
 
+    ``queue`` is where the stream's items wait (`pull_feeds` puts its closing signal there too).
+
     Raises:
-        ReplicationError: the peer sent a bad message, stalled, failed the stream or dropped the connection;
-            whatever validated before it is stored.
+        ReplicationError: the peer sent a bad message, stalled, failed the stream or dropped the connection, or
+            the run's budget ran out; whatever validated before it is stored.
     """
-    pull = _FeedPull(conn, writer, feed, on_stored)
-    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * BATCH)
+    pull = _FeedPull(conn, writer, feed, budget or Budget(Limits()), on_stored)
+    if conn.closed.is_set():
+        raise pull.closed()
+    queue = asyncio.Queue(maxsize=4 * BATCH) if queue is None else queue
     source = conn.source("createHistoryStream", {"id": feed, "seq": pull.expected, "keys": False, "live": live})
     pump = asyncio.create_task(_pump(source, queue))
     try:
@@ -183,37 +183,65 @@ async def pull_feed(conn: RpcConnection, writer: GroupWriter, feed: str, *, live
 
 
 async def pull_feeds(conn: RpcConnection, live: LiveStore, feeds: Iterable[str], *, live_mode: bool = False,
-                     concurrency: int = CONCURRENCY, stall: float = STALL_TIMEOUT,
-                     on_stored: Callable[[int], None] | None = None) -> tuple[int, list[ReplicationError]]:
-    """Replicate many feeds at once (all of them in live mode); returns messages stored and per-feed errors."""
+                     concurrency: int = CONCURRENCY, stall: float = STALL_TIMEOUT, budget: Budget | None = None,
+                     on_stored: Callable[[int], None] | None = None) -> tuple[list[str], list[ReplicationError]]:
+    """Replicate many feeds at once (all of them in live mode); returns the feeds served and per-feed errors.
+
+    A closed connection ends every feed at once: those streaming get the signal in their queue, those waiting
+    for their turn see the connection closed when it comes.
+    """
     writer, feeds = GroupWriter(live), list(dict.fromkeys(feeds))
     gate = asyncio.Semaphore(len(feeds) if live_mode else concurrency)
-    last: dict[str, int] = {}
+    budget = budget or Budget(Limits())
+    queues: set[asyncio.Queue[Any]] = set()
 
-    def progress(feed: str) -> Callable[[int], None] | None:
-        if on_stored is None:
-            return None
-
-        def tick(total: int) -> None:
-            on_stored(total - last.get(feed, 0))
-            last[feed] = total
-        return tick
-
-    async def one(feed: str) -> int | ReplicationError:
+    async def one(feed: str) -> str | ReplicationError:
+        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * BATCH)
         async with gate:
+            queues.add(queue)
             try:
-                return await pull_feed(conn, writer, feed, live=live_mode, stall=stall, on_stored=progress(feed))
+                await pull_feed(conn, writer, feed, live=live_mode, stall=stall, on_stored=_progress(on_stored),
+                                budget=budget, queue=queue)
+                return feed
             except ReplicationError as exc:
                 return exc
+            finally:
+                queues.discard(queue)
 
-    outcomes = await asyncio.gather(*(one(feed) for feed in feeds))
-    return (sum(o for o in outcomes if isinstance(o, int)), [o for o in outcomes if isinstance(o, ReplicationError)])
+    async def closing() -> None:
+        await conn.wait_closed()
+        for queue in queues:
+            with contextlib.suppress(asyncio.QueueFull):  # a full queue ends with the stream's own error
+                queue.put_nowait(_CLOSED)
+
+    watch = asyncio.create_task(closing())
+    try:
+        outcomes = await asyncio.gather(*(one(feed) for feed in feeds))
+    finally:
+        watch.cancel()
+    errors = [o for o in outcomes if isinstance(o, ReplicationError) and not isinstance(o, Stopped)]
+    return [o for o in outcomes if isinstance(o, str)], errors
+
+
+def _progress(on_stored: Callable[[int], None] | None) -> Callable[[int], None] | None:
+    """`pull_feed` reports a feed's running total; the progress bar wants each increase."""
+    if on_stored is None:
+        return None
+    last = 0
+
+    def tick(total: int) -> None:
+        nonlocal last
+        on_stored(total - last)
+        last = total
+    return tick
 
 
 async def fetch_blobs(conn: RpcConnection, live: LiveStore, refs: Iterable[str], *, max_size: int = 5 * 1024 * 1024,
                       timeout: float = STALL_TIMEOUT) -> tuple[int, list[ReplicationError]]:
     """Fetch the blobs in ``refs`` we lack and the peer has; each is checked against its hash before it is kept."""
     blobs, fetched, errors = live.store.blobs, 0, list[ReplicationError]()
+    if conn.closed.is_set():
+        return 0, [ReplicationError(f"blobs from {conn.remote_id}: connection closed", code="connection-closed")]
     missing = sorted(ref for ref in set(refs) if not blobs.has(ref))
     for start in range(0, len(missing), HAS_CHUNK):
         chunk = missing[start:start + HAS_CHUNK]

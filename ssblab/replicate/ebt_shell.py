@@ -2,14 +2,15 @@
 
 Strategy: one `EbtShell` per process holds the single `EbtState` for every peer. Incoming stream items become
 events (a message value → ``MessageReceived``, any other object → ``NotesReceived``), a 1 s timer becomes ``Tick``,
-and effects are carried out in order: notes and messages go to the peer's outbound queue (so a range is written
+and events that arrive within one loop turn are applied in one step (``step_all``); effects are carried out in
+order: notes and messages go to the peer's outbound queue (so a range is written
 before later single messages, as the core's contract asks), ``Append`` effects collect into one batch that
 ``LiveStore.append`` validates and commits at the end of the loop turn, each answered by ``Appended`` or
 ``AppendFailed``; ``PersistClock`` writes the peer's clock to `ClockStore` for request skipping next time.
 
 Invariants: a message reaches the store only through validation; a feed whose message fails is blocked for that
 peer by the core and reported as a `ReplicationError`; the client side ends when ``is_caught_up`` holds (or never,
-in live mode).
+in live mode), or within a tick of the connection closing; with a `Budget`, a message it refuses is not stored.
 """
 
 from __future__ import annotations
@@ -20,11 +21,9 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any
 
-import orjson
-
 from ssblab.core.errors import InvalidMessage
 from ssblab.core.message import Message
-from ssblab.net.aio import RpcConnection
+from ssblab.net.aio import DuplexStream, RpcConnection
 from ssblab.net.ebt import (
     Append,
     Appended,
@@ -45,16 +44,16 @@ from ssblab.net.ebt import (
     Tick,
     is_caught_up,
     is_message_value,
-    step,
+    step_all,
 )
-from ssblab.net.errors import RemoteCallError
-from ssblab.replicate.client import ReplicationResult, pull_feeds
 from ssblab.replicate.clocks import ClockStore
 from ssblab.replicate.errors import ReplicationError
-from ssblab.replicate.hub import LiveStore
+from ssblab.replicate.hub import LiveStore, load_value
+from ssblab.replicate.limits import Budget
 
 TICK = 1.0
-GROUP_COMMIT = 0.02  # seconds
+IDLE_POLL = 0.01  # seconds between checks whether a client session has caught up
+GROUP_COMMIT = 0.05  # seconds
 EBT_ARGS = {"version": 3, "format": "classic"}
 _END = object()
 
@@ -63,13 +62,15 @@ class EbtShell:
     """Carries out the EBT core's effects over live streams and the store."""
 
     def __init__(self, live: LiveStore, local_id: str, wanted: Iterable[str], clocks: ClockStore, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.live, self.clocks, self._now = live, clocks, clock
+                 clock: Callable[[], float] = time.monotonic, budget: Budget | None = None) -> None:
+        self.live, self.clocks, self._now, self.budget = live, clocks, clock, budget
+        self.remote_clocks: dict[str, dict[str, int]] = {}  # each peer's clock as it left: what it offered
         heads = {feed: head.sequence for feed, head in live.store.heads().items()}
         self.state = EbtState.initial(heads, local_id=local_id)
         self.errors: list[ReplicationError] = []
         self._out: dict[str, asyncio.Queue[Any]] = {}
         self._appends: list[tuple[str, Any]] = []
+        self._events: list[Event] = []  # events waiting for the end of the loop turn (`_later`)
         self.want(wanted)
         live.listeners.append(self._on_stored)
 
@@ -77,7 +78,7 @@ class EbtShell:
         """Whoever appended them (EBT, a history stream, a publish), peers hear of new messages of wanted feeds."""
         for msg in messages:
             if msg.author in self.state.wanted:
-                self._step(Appended(msg.author, msg.sequence, msg.value, self._now()))
+                self._later(Appended(msg.author, msg.sequence, msg.value, self._now()))
 
     def close(self) -> None:
         if self._on_stored in self.live.listeners:
@@ -100,33 +101,16 @@ class EbtShell:
         finally:
             await self._disconnect(peer, tasks)
 
-    async def replicate(self, conn: RpcConnection, *, live: bool = False) -> None:
-        """Open ``ebt.replicate`` on ``conn`` (we are the client) and run it until caught up (or for ever).
+    def offered(self, peer: str) -> dict[str, int]:
+        """What ``peer`` told us it holds per feed (-1: it does not replicate the feed), now or when it left."""
+        state = self.state.peers.get(peer)
+        return dict(state.clock) if state is not None else self.remote_clocks.get(peer, {})
 
-        Raises:
-            RemoteCallError: the peer refused the stream (e.g. it has no EBT): the caller falls back to history.
-        """
-        peer = conn.remote_id
-        duplex = await conn.duplex("ebt.replicate", EBT_ARGS)
-        out = self._connect(peer, "client")
-        tasks = [asyncio.create_task(self._read(peer, duplex)), asyncio.create_task(self._tick(peer))]
-        try:
-            while True:
-                if not live and is_caught_up(self.state, peer) and not self._appends and out.empty():
-                    break
-                try:
-                    item = await asyncio.wait_for(out.get(), TICK)
-                except TimeoutError:
-                    if tasks[0].done():
-                        tasks[0].result()  # the peer ended the stream: raise its error, if any
-                        break
-                    continue
-                if item is _END:
-                    break
-                await duplex.send(item)
-            await duplex.end()
-        finally:
-            await self._disconnect(peer, tasks)
+    def is_idle(self, peer: str) -> bool:
+        """Nothing left to send ``peer`` or to store, and the core says the session with it is caught up."""
+        out = self._out.get(peer)
+        return not self._appends and not self._events and (out is None or out.empty()) \
+            and is_caught_up(self.state, peer)
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
@@ -146,9 +130,9 @@ class EbtShell:
     async def _read(self, peer: str, incoming: AsyncIterable[Any]) -> None:
         async for item in incoming:
             if is_message_value(item):
-                self._step(MessageReceived(peer, item["author"], item["sequence"], item, self._now()))
+                self._later(MessageReceived(peer, item["author"], item["sequence"], item, self._now()))
             else:
-                self._step(NotesReceived(peer, item, self._now()))
+                self._later(NotesReceived(peer, item, self._now()))
             # no yield here: items already buffered are read in this loop turn, so they form one append batch
 
     async def _tick(self, peer: str) -> None:
@@ -157,9 +141,23 @@ class EbtShell:
             self._step(Tick(self._now()))
 
     def _step(self, event: Event) -> None:
-        self.state, effects = step(self.state, event)
-        for effect in effects:
-            self._apply(effect)
+        """Apply ``event`` now, after the events still waiting (order is kept)."""
+        self._events.append(event)
+        self._drain()
+
+    def _later(self, event: Event) -> None:
+        """Apply ``event`` at the end of this loop turn, in one step with the others that arrive meanwhile (a
+        burst of messages read from the socket, or the Appended answers of one commit)."""
+        if not self._events:
+            asyncio.get_running_loop().call_soon(self._drain)
+        self._events.append(event)
+
+    def _drain(self) -> None:
+        events, self._events = self._events, []
+        if events:
+            self.state, effects = step_all(self.state, events)
+            for effect in effects:
+                self._apply(effect)
 
     def _apply(self, effect: Effect) -> None:
         if isinstance(effect, SendNotes | SendMessage | SendMessages | EndStream):
@@ -173,7 +171,7 @@ class EbtShell:
             elif isinstance(effect, SendMessages):
                 count = effect.to_sequence - effect.from_sequence + 1
                 for value, *_ in self.live.history(effect.author, effect.from_sequence - 1, count):
-                    out.put_nowait(orjson.loads(value))
+                    out.put_nowait(load_value(value))
             else:
                 out.put_nowait(_END)
         elif isinstance(effect, Append):
@@ -181,6 +179,7 @@ class EbtShell:
                 asyncio.get_running_loop().call_later(GROUP_COMMIT, self._flush)
             self._appends.append((effect.peer, effect.message))
         elif isinstance(effect, PersistClock):
+            self.remote_clocks[effect.peer] = dict(effect.clock)
             self.clocks.save(effect.peer, effect.clock)
 
     def _flush(self) -> None:
@@ -189,37 +188,94 @@ class EbtShell:
         parsed: list[tuple[str, Any, Message | InvalidMessage]] = []
         for peer, value in batch:
             try:
-                parsed.append((peer, value, Message.from_value(value)))
+                msg = Message.from_value(value)
             except InvalidMessage as exc:
                 parsed.append((peer, value, exc))
+                continue
+            if self.budget is not None and not self.budget.take(len(msg.encoded)):
+                break  # the run stops; what the budget refused is not stored
+            parsed.append((peer, value, msg))
         report = self.live.append(m for _, _, m in parsed if isinstance(m, Message))  # `_on_stored`: Appended
         errors = {(e.author, e.sequence): e for e in report.errors}
-        for peer, value, msg in parsed:
+        for peer, value, outcome in parsed:
             author, seq = value.get("author"), value.get("sequence")
-            if isinstance(msg, Message) and (author, seq) not in errors and self.live.sequence(author) >= seq:
+            if isinstance(outcome, Message) and (author, seq) not in errors and self.live.sequence(author) >= seq:
                 continue
-            error = msg if isinstance(msg, InvalidMessage) else errors.get((author, seq), "not stored")
+            error = outcome if isinstance(outcome, InvalidMessage) else errors.get((author, seq), "not stored")
             self.errors.append(ReplicationError(f"{author} from {peer} (ebt): {error}", feed=author,
                                                 code=getattr(error, "code", "ebt")))
             self._step(AppendFailed(peer, author, str(error)))
 
 
-async def pull_ebt(conn: RpcConnection, live: LiveStore, me: str, feeds: list[str], result: ReplicationResult, *,
-                   stall: float, live_mode: bool = False, on_stored: Callable[[int], None] | None = None) -> int:
-    """The runner's EBT mode: replicate ``feeds`` by EBT, or by createHistoryStream when the peer refuses EBT."""
-    before = live.store.count()
-    shell = EbtShell(live, me, feeds, ClockStore(live.store.path))
-    try:
-        await shell.replicate(conn, live=live_mode)
-    except RemoteCallError as exc:
-        result.mode = f"history (peer refused ebt: {exc})"
-        stored, errors = await pull_feeds(conn, live, feeds, live_mode=live_mode, stall=stall, on_stored=on_stored)
-        result.errors.extend(errors)
-        return stored
-    finally:
-        shell.close()
-    result.errors.extend(shell.errors)
-    stored = live.store.count() - before
-    if on_stored:
-        on_stored(stored)
-    return stored
+class EbtClient:
+    """Our side of the ``ebt.replicate`` stream we open to one remote, kept for a whole run: each round adds its
+    feeds to the same session (`pull`), since a remote refuses a second stream from a peer it is still in
+    session with."""
+
+    def __init__(self, shell: EbtShell, conn: RpcConnection) -> None:
+        self.shell, self.conn, self.peer = shell, conn, conn.remote_id
+        self._tasks: list[asyncio.Task[None]] = []
+        self._duplex: DuplexStream | None = None
+
+    async def open(self) -> None:
+        self._duplex = await self.conn.duplex("ebt.replicate", EBT_ARGS)
+        out = self.shell._connect(self.peer, "client")
+        self._tasks = [asyncio.create_task(self.shell._read(self.peer, self._duplex)),
+                       asyncio.create_task(self.shell._tick(self.peer)), asyncio.create_task(self._send(out))]
+
+    async def _send(self, out: asyncio.Queue[Any]) -> None:
+        assert self._duplex is not None
+        while (item := await out.get()) is not _END:
+            await self._duplex.send(item)
+
+    async def close(self) -> None:
+        if self._duplex is not None:
+            with contextlib.suppress(Exception):
+                await self._duplex.end()
+            await self.shell._disconnect(self.peer, self._tasks)
+            self._duplex = None
+        self.shell.close()
+
+    async def pull(self, feeds: list[str], *, live: bool = False) -> tuple[list[str], list[ReplicationError]]:
+        """Replicate ``feeds`` until caught up (or, ``live``, until the remote leaves); returns the feeds the
+        remote served and this round's errors.
+
+        A feed is served when the remote's clock says it replicates the feed and we hold that far (a remote
+        declines the feeds outside its own replication set with -1, or by never naming them).
+
+        Raises:
+            RemoteCallError: the remote refused ``ebt.replicate`` (it has no EBT); nothing was replicated.
+        """
+        known = len(self.shell.errors)
+        if self._duplex is None:
+            await self.open()
+        self.shell.want(feeds)
+        closed = False
+        try:
+            await self._until_caught_up(live)
+        except ConnectionError:
+            closed = True
+        errors = self.shell.errors[known:]
+        failed = {error.feed for error in errors}
+        offered = self.shell.offered(self.peer)
+        served = [feed for feed in feeds if feed not in failed and offered.get(feed, -1) >= 0
+                  and self.shell.live.sequence(feed) >= offered[feed]]
+        if closed:
+            done = set(served) | failed
+            errors += [ReplicationError(f"{feed} from {self.peer} (ebt): connection closed", feed=feed,
+                                        code="connection-closed") for feed in feeds if feed not in done]
+        return served, errors
+
+    async def _until_caught_up(self, live: bool) -> None:
+        reader, sender = self._tasks[0], self._tasks[2]
+        while True:
+            if reader.done():
+                reader.result()  # the remote ended the stream: raise its error (a refusal), if any
+                return
+            if sender.done():
+                return  # the core ended the stream
+            if self.conn.closed.is_set():
+                raise ConnectionError("connection closed")
+            if (not live and self.shell.is_idle(self.peer)) or (self.shell.budget and self.shell.budget.reason):
+                return
+            await asyncio.sleep(IDLE_POLL)

@@ -6,14 +6,18 @@ from ssblab.core.errors import SsbError
 
 
 class ReplicationError(SsbError):
-    """Replicating one feed (or one blob) from one peer failed; ``feed`` names it, the message says why."""
+    """Replicating one feed (or one blob) from one peer failed; ``feed`` names it, the message says why.
+
+    ``stored`` is how many of the feed's messages this run stored before the failure (they stay stored).
+    """
 
     def __init__(self, message: str, *, feed: str | None = None, code: str = "replication") -> None:
         super().__init__(message, code=code)
         self.feed = feed
+        self.stored = 0
 
-    def to_json(self) -> dict[str, str | None]:
-        return {"feed": self.feed, "code": self.code, "message": str(self)}
+    def to_json(self) -> dict[str, str | int | None]:
+        return {"feed": self.feed, "code": self.code, "message": str(self), "stored": self.stored}
 
 
 class PermissionDenied(SsbError):

@@ -12,6 +12,7 @@ waiting on `wait_beyond` is woken by every successful append and re-checks its f
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -78,7 +79,7 @@ class LiveStore:
 
     def contacts(self, author: str) -> dict[str, str]:
         """``author``'s latest stance per contact: ``follow``, ``block`` or ``none`` (ssb-friends' reading)."""
-        values = (orjson.loads(value) for (value,) in self.store.db.execute(
+        values = (load_value(value) for (value,) in self.store.db.execute(
             "SELECT value FROM messages WHERE author = ? AND type = 'contact' ORDER BY sequence", (author,)))
         return {dest: "block" if state.blocking else "follow" if state.following else "none"
                 for (_, dest), state in contact_edges(values).items()}
@@ -91,7 +92,16 @@ class LiveStore:
         return refs
 
 
+def load_value(value: bytes) -> Any:
+    """A stored value (its compact V8 JSON); orjson refuses the one thing it may hold that orjson cannot
+    read, a lone surrogate (which JS peers accept and ssblab stores as they do), so that goes to ``json``."""
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return json.loads(value)
+
+
 def wire_record(value: bytes, received: float, msg_id: str, keys: bool) -> Any:
     """What createHistoryStream sends: the value, or ``{key, value, timestamp}`` with ``keys``."""
-    parsed = orjson.loads(value)
+    parsed = load_value(value)
     return {"key": msg_id, "value": parsed, "timestamp": received} if keys else parsed

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from nacl.signing import SigningKey
 
 from ssblab.net.address import MultiserverAddress
-from ssblab.replicate.client import ReplicationResult
 from ssblab.replicate.hub import LiveStore
 from ssblab.replicate.peer import ReplicaServer
+from ssblab.replicate.result import ReplicationResult
 from ssblab.replicate.runner import ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want
 from ssblab.store import Store

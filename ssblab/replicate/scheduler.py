@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ssblab.core.refs import is_feed_id
 from ssblab.friends import contact_edges, hops
 from ssblab.friends import explain as friends_explain
 from ssblab.replicate.errors import ReplicationError
-from ssblab.replicate.hub import LiveStore
+from ssblab.replicate.hub import LiveStore, load_value
 
 
 @dataclass(frozen=True, order=True)
@@ -49,7 +47,7 @@ def feeds_from_file(path: str | Path) -> list[Want]:
 def contact_messages(live: LiveStore) -> Iterator[dict[str, Any]]:
     """The stored contact message values, in local log order (the order ssb-friends reads them)."""
     for (value,) in live.store.db.execute("SELECT value FROM messages WHERE type = 'contact' ORDER BY seq"):
-        yield orjson.loads(value)
+        yield load_value(value)
 
 
 def wanted_by_hops(live: LiveStore, root: str, max_hops: int, *, explain: bool = False) -> list[Want]:

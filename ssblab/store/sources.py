@@ -2,16 +2,15 @@
 with its place), and what it writes for JS peers (`write_log_offset`).
 
 The readers of the files SSB data comes in live in `ssblab.pipeline.sources` (one module per format, shared by
-``ssblab import``, ``ssblab verify`` and both engines); they parse each record with `parse_record`. A record that
-is not a message becomes a `Received` carrying its `InvalidMessage` (rule ``json``) with the place, so an import
-keeps every good message and reports the rest.
+``ssblab import``, ``ssblab verify`` and both engines; ssb-db2's block layout is `ssblab.store.db2`); they parse
+each record with `parse_record`, as JS reads it. A record that is not a message becomes a `Received` carrying its
+`InvalidMessage` (rule ``json``) with the place, so an import keeps every good message and reports the rest.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,31 +18,24 @@ import orjson
 
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, decode_message_json
+from ssblab.store.received import Received
 
 _FRAME = struct.Struct(">I")
 
 
-@dataclass(frozen=True, slots=True)
-class Received:
-    """One message as read from a source: parsed, or the error that stopped it, with where it was."""
-
-    where: str
-    message: Message | None = None
-    received: float | None = None  # the source's own receive time (ms), when it records one
-    error: InvalidMessage | None = None
-
-
 def parse_record(data: bytes, where: str) -> Received:
-    """A message value or a ``{key, value, timestamp}`` record (its key must be the value's id)."""
+    """A message value or a ``{key, value, timestamp}`` record (its key must be the value's id), read as JS
+    reads it; text that breaks a strict JSON rule JS does not have carries that rule as ``finding``."""
     try:
-        item, plain = decode_message_json(data)
+        item, plain, finding = decode_message_json(data)
+        broke = None if finding is None else finding.code
         if isinstance(item, dict) and "value" in item and "key" in item:
             msg = Message.from_value(item["value"], plain=plain)
             if item["key"] != msg.id:
                 raise InvalidMessage(Rule.JSON, f"record key {item['key']} is not the value's id {msg.id}")
             stamp = item.get("timestamp")
-            return Received(where, msg, stamp if type(stamp) in (int, float) else None)
-        return Received(where, Message.from_value(item, plain=plain))
+            return Received(where, msg, stamp if type(stamp) in (int, float) else None, finding=broke)
+        return Received(where, Message.from_value(item, plain=plain), finding=broke)
     except InvalidMessage as exc:
         return Received(where, error=InvalidMessage(exc.rule, f"{exc.detail} at {where}", fatal=exc.fatal))
 

@@ -25,7 +25,7 @@ from ssblab.core.errors import InvalidMessage, Rule, SsbError
 from ssblab.core.message import Message
 from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
 from ssblab.store.blobs import BlobStore
-from ssblab.store.sources import Received
+from ssblab.store.received import Received
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -84,8 +84,9 @@ class Store:
         (1, 1)
     """
 
-    def __init__(self, path: str | Path, *, hmac_key: Any = None) -> None:
+    def __init__(self, path: str | Path, *, hmac_key: Any = None, strict: bool = False) -> None:
         self.path = Path(path)
+        self.strict = strict  # refuse messages that break a strict JSON rule JS accepts (`validate.Finding`)
         self.path.mkdir(parents=True, exist_ok=True)
         self.hmac_key = hmac_key
         self.db = sqlite3.connect(self.path / "ssblab.sqlite3", isolation_level=None)
@@ -95,6 +96,7 @@ class Store:
         self._check_version()
         self.blobs = BlobStore(self.path / "blobs")
         self.validator = self._new_validator()
+        self.native = FeedValidator(hmac_key)  # bendy-butt and buttwoo feeds: verified and counted, not stored
 
     def _check_version(self) -> None:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -111,7 +113,7 @@ class Store:
             author: InvalidMessage(Rule.FORK, f"forked at sequence {seq}", author=author, sequence=seq)
             for author, seq in self.db.execute("SELECT author, min(sequence) FROM forks GROUP BY author")
         }
-        return FeedValidator(self.hmac_key, heads, history=self._id_at, stopped=stopped)
+        return FeedValidator(self.hmac_key, heads, history=self._id_at, stopped=stopped, strict=self.strict)
 
     def _id_at(self, author: str, sequence: int) -> str | None:
         row = self.db.execute(
@@ -139,9 +141,12 @@ class Store:
         """Validate and store messages in log order, a transaction per batch.
 
         Returns the report of this call: valid (stored), duplicates, invalid messages with their rules, forks.
-        A feed stops at its first invalid message; other feeds go on.
+        A feed stops at its first invalid message; other feeds go on. Messages of the newer feed formats are
+        verified in their feeds' order and counted (``report.formats``), but not stored: the store holds
+        classic feeds.
         """
         self.validator.report = ValidationReport(heads=self.validator.report.heads)
+        self.native.report = ValidationReport(heads=self.native.report.heads)
         items = iter(messages)
         while batch := list(islice(items, BATCH)):
             try:
@@ -151,7 +156,13 @@ class Store:
                 raise
             if on_batch:
                 on_batch(len(batch))
-        return self.validator.report
+        report, native = self.validator.report, self.native.report
+        report.checked += native.checked
+        report.errors += native.errors
+        report.duplicates += native.duplicates
+        report.formats = native.formats
+        report.findings += native.findings
+        return report
 
     def _append_batch(self, batch: list[Message | Received]) -> None:
         validator, now = self.validator, time.time() * 1000
@@ -162,9 +173,15 @@ class Store:
             if received.error is not None:
                 validator.reject(received.error)
                 continue
+            if received.skipped is not None:
+                validator.skip(received.skipped)
+                continue
+            if received.native is not None:
+                self.native.push(received.native)
+                continue
             msg = received.message
             assert msg is not None
-            if validator.push(msg):
+            if validator.push(msg, received.finding):
                 rows.append(_row(msg, received.received or now))
                 touched[msg.author] = validator.report.heads[msg.author]
         new_forks = validator.report.forks[forks_before:]

@@ -16,17 +16,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ssblab.tangles import queries
 from ssblab.tangles.causal import CausalIndex, CausalMessage, build_index
 from ssblab.tangles.thread import Tangle, tangle_from_edges
 
 if TYPE_CHECKING:
-    from ssblab.dataset import Dataset
     from ssblab.graph.network import GraphEngine
+    from ssblab.pipeline.engines import Engine
 
-__all__ = ["Tangles"]
+__all__ = ["Tables", "Tangles"]
+
+
+class Tables(Protocol):
+    """What `Tangles` reads: a dataset's tables as its engine's relations (`ssblab.dataset.Dataset` is one)."""
+
+    engine: Engine
+
+    def relation(self, name: str, columns: list[str] | None = None) -> Any: ...
 
 # The columns of each answer (Spark's and DuckDB's own types differ: answers are cast to these).
 SCHEMAS: dict[str, list[tuple[str, str]]] = {
@@ -64,7 +72,7 @@ class Tangles:
         23
     """
 
-    def __init__(self, dataset: Dataset) -> None:
+    def __init__(self, dataset: Tables) -> None:
         from ssblab.graph.network import graph_engine
 
         self.dataset = dataset

@@ -54,7 +54,8 @@ def test_keys_new_and_show(tmp_path: Path) -> None:
 def test_verify_json_contract_and_exit_codes(tmp_path: Path) -> None:
     _feed_file(tmp_path / "good.jsonl")
     good = json.loads(ssblab("verify", tmp_path / "good.jsonl", "--json").stdout)
-    assert good == {"checked": 4, "valid": 4, "invalid": 0, "feeds": 1, "forks": 0, "errors": []}
+    assert good == {"checked": 4, "valid": 4, "invalid": 0, "feeds": 1, "forks": 0, "formats": {}, "findings": [],
+                    "skipped": {}, "errors": []}
     values = _feed_file(tmp_path / "bad.jsonl", tamper_at=2)
     done = ssblab("verify", tmp_path / "bad.jsonl", "--json", check=False)
     assert done.returncode == 1

@@ -51,8 +51,8 @@ def test_fast_and_exact_encoders_agree(value: object) -> None:
 def test_decode_roundtrips_compact_and_indented_text(value: object, route: str) -> None:
     compact = stringify(value, indent=0).encode()
     for text in (compact, stringify(value).encode(), b"  " + compact + b"\n"):
-        parsed, plain = decode(text)
-        assert encode(parsed, plain=plain) == stringify(value).encode()
+        parsed, plain, finding = decode(text)
+        assert encode(parsed, plain=plain) == stringify(value).encode() and finding is None
 
 
 @pytest.mark.parametrize(
@@ -67,11 +67,15 @@ def test_number_to_string_matches_v8(x: float, js: str) -> None:
 
 
 def test_decode_falls_back_on_what_orjson_would_accept_wrongly(route: str) -> None:
-    # orjson keeps the last duplicate and turns "-0" into 0; the strict parser must see the original text.
-    for text in (b'{"a":1,"a":2}', b"[-0]", b'["\\ud800"]'):
-        with pytest.raises(InvalidJson):
-            decode(text)
-    value, plain = decode(b'{"b":1,"1":[1.0,1e16]}')
+    # orjson keeps the last duplicate and turns "-0" into 0; the strict parser must see the original text, and
+    # name the rule the text breaks while reading it as JSON.parse does (JS peers accept it).
+    for text, js, code in ((b'{"a":1,"b":0,"a":2}', {"a": 2, "b": 0}, "json-duplicate-key"),
+                           (b"[-0]", [0], "json-number"), (b'["\\ud800"]', ["\ud800"], "json-surrogate")):
+        value, plain, finding = decode(text)
+        assert (value, plain, finding and finding.code) == (js, False, code)
+    with pytest.raises(InvalidJson):
+        decode(b"[NaN]")  # JSON.parse refuses it too
+    value, plain, _ = decode(b'{"b":1,"1":[1.0,1e16]}')
     assert not plain
     assert encode(value) == b'{\n  "1": [\n    1,\n    10000000000000000\n  ],\n  "b": 1\n}'
 
@@ -99,10 +103,12 @@ def test_decode_encoded_is_decode_then_encode(value: object, route: str) -> None
         assert parsed == decode(text)[0]
 
 
-def test_decode_encoded_rejects_what_decode_rejects(route: str) -> None:
+def test_decode_encoded_reads_what_decode_reads(route: str) -> None:
     for text in (b'{"a":1,"a":2}', b"[-0]", b'["\\ud800"]', b'{\n  "a": 1,\n  "a": 2\n}'):
-        with pytest.raises(InvalidJson):
-            decode_encoded(text)
+        value, encoded = decode_encoded(text)
+        assert value == decode(text)[0] and encoded == stringify(value).encode("utf-8", "surrogatepass")
+    with pytest.raises(InvalidJson):
+        decode_encoded(b"[1,]")
     for depth in (200, 300):  # within orjson's 254 levels (the fast route), and past them (the exact one)
         deep = b"[" * depth + b"]" * depth
         assert decode_encoded(deep)[1] == stringify(parse_json(deep)).encode()

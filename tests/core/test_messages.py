@@ -67,8 +67,9 @@ def test_message_from_json_accepts_indented_and_rejects_bad_json() -> None:
     msg = create_message(ALICE, {"type": "post"}, timestamp=1)
     assert Message.from_json(msg.encoded).id == msg.id
     with pytest.raises(InvalidMessage) as info:
-        Message.from_json(b'{"previous": null, "previous": null}')
+        Message.from_json(b'{"previous": null, "previous": }')
     assert info.value.code == "json"
+    assert Message.from_json(b'{"previous": 1, "previous": null}').value == {"previous": None}  # as JSON.parse
 
 
 def test_keys_secret_file_roundtrip_and_errors(tmp_path) -> None:

@@ -36,6 +36,7 @@ from ssblab.net.ebt import (
     is_caught_up,
     receiving_peer,
     step,
+    step_all,
 )
 from ssblab.net.errors import LocalProtocolError
 
@@ -510,3 +511,30 @@ def test_events_from_unknown_peers_are_ignored() -> None:
         s2, fx = run(s, event)
         assert [e for e in fx if not isinstance(e, SendNotes)] == []
         assert s2.peers == {}
+
+
+def test_step_all_reaches_the_state_of_one_step_at_a_time() -> None:
+    """A burst (the client's first notes from the server, 30 messages of 3 feeds, their Appended answers, a
+    duplicate) in one step: the same state, the same effects but the notes, which come merged at the end."""
+    feeds = ["@a", "@b", "@c"]
+    start = with_wanted({"@c": 2}, feeds)
+    start, _ = run(start, PeerConnected("srv", {}, 0.0, "client"))
+    events: list[Event] = [NotesReceived("srv", {f: n(10, True) for f in feeds}, 0.1)]
+    for seq in range(1, 11):
+        events += [MessageReceived("srv", f, seq, msg(f, seq), 0.2) for f in feeds]
+        events += [Appended(f, seq, msg(f, seq), 0.3) for f in feeds]
+    events.append(MessageReceived("srv", "@a", 3, msg("@a", 3), 0.4))
+    one_by_one, effects = start, []
+    for event in events:
+        one_by_one, fx = run(one_by_one, event)
+        effects += fx
+    before = copy.deepcopy(start)
+    batched, batched_fx = step_all(start, events)
+    assert start == before and batched == one_by_one and is_caught_up(batched, "srv")
+    others = [e for e in effects if not isinstance(e, SendNotes)]
+    assert [e for e in batched_fx if not isinstance(e, SendNotes)] == others
+    merged: dict[str, int] = {}
+    for e in effects:
+        if isinstance(e, SendNotes):
+            merged.update(e.notes)
+    assert [e for e in batched_fx if isinstance(e, SendNotes)] == [SendNotes("srv", merged)]

@@ -25,7 +25,8 @@ def fault_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def stitched_report(path: Path, split_bytes: int) -> tuple[ValidationReport, set[str]]:
     """`verify_spark`'s steps in plain Python; broken feeds are decided by `replay_feed`, as `verdicts` does."""
     splits = plan_splits(path, split_bytes=split_bytes)
-    report, positions, forks, broken = stitch(replay_split(iter_split(s), None) for s in splits)
+    stitched, broken = stitch(replay_split(iter_split(s), None) for s in splits)
+    report, positions, forks = stitched.report, stitched.error_positions, stitched.forks
     feeds: dict[str, list[Fact]] = {}
     for chunk in split_facts(splits, None, False, frozenset(broken)):
         for row in chunk:
@@ -71,7 +72,7 @@ def test_clean_feeds_need_no_second_pass(tmp_path: Path) -> None:
     write_jsonl(generate_network(12, 600, 3), path)
     splits = plan_splits(path, split_bytes=20_000)
     assert len(splits) > 5
-    report, positions, forks, broken = stitch(replay_split(iter_split(s), None) for s in splits)
+    stitched, broken = stitch(replay_split(iter_split(s), None) for s in splits)
     single = verify_path(path)
-    assert not broken and not positions and not forks and single.ok
-    assert report.to_json() == single.to_json() and report.heads == single.heads
+    assert not broken and not stitched.error_positions and not stitched.forks and single.ok
+    assert stitched.report.to_json() == single.to_json() and stitched.report.heads == single.heads

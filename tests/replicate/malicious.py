@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -17,13 +17,16 @@ from ssblab.net.muxrpc import CallType
 
 
 @asynccontextmanager
-async def malicious_peer(key: SigningKey, values: Sequence[Any], after: str = "end"
-                         ) -> AsyncIterator[MultiserverAddress]:
-    """Serve ``values`` to every createHistoryStream call (ignoring its options), then ``after``:
-    ``end`` | ``stall`` | ``hangup`` | ``garbage``."""
+async def malicious_peer(key: SigningKey, values: Sequence[Any] | Callable[[str], Iterable[Any]], after: str = "end",
+                         *, delay: float = 0.0) -> AsyncIterator[MultiserverAddress]:
+    """Serve ``values`` (or ``values(feed)``, which may never end) to every createHistoryStream call, one item
+    every ``delay`` seconds, then ``after``: ``end`` | ``stall`` | ``hangup`` | ``garbage``."""
 
     async def history(conn: RpcConnection, *args: Any) -> AsyncIterator[Any]:
-        for value in values:
+        feed = args[0].get("id") if args and isinstance(args[0], dict) else ""
+        for value in values(feed) if callable(values) else values:
+            if delay:
+                await asyncio.sleep(delay)
             yield value
         if after == "stall":
             await asyncio.sleep(3600)

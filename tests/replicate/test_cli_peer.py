@@ -27,7 +27,9 @@ def test_replicate_json_and_explain_by_hops(tmp_path: Path) -> None:
         done = subprocess.run(command, capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     report = json.loads(done.stdout)
-    assert set(report) == {"feeds", "messages", "blobs", "seconds", "mode", "errors"}
+    assert set(report) == {"feeds", "messages", "blobs", "seconds", "mode", "routes", "unserved", "stopped", "errors"}
+    assert report["unserved"] == [] and report["stopped"] is None
+    assert report["routes"]["ebt"] == {"feeds": report["feeds"], "messages": report["messages"]}, json.dumps(report)
     explained = [line.split("\t") for line in done.stderr.decode().splitlines() if line.startswith("@")]
     assert explained[0][:2] == [net.ids[0], "0"]  # the remote's own feed is the root
     assert all(hops in {"0", "1"} and why for _, hops, why in explained)

@@ -60,7 +60,8 @@ def test_ebt_resumes_a_partial_replica(tmp_path: Path) -> None:
 def test_falls_back_to_history_when_the_peer_refuses_ebt(tmp_path: Path) -> None:
     source, replica = filled_store(tmp_path / "a"), Store(tmp_path / "b")
     result = run_ebt(source, replica, ebt_server=False)
-    assert result.mode.startswith("history (peer refused ebt")  # type: ignore[attr-defined]
+    assert result.mode.startswith("ebt (peer refused ebt")  # type: ignore[attr-defined]
+    assert result.routes["history"].feeds == len(network()[0].ids) and result.unserved == []  # type: ignore[attr-defined]
     assert ids_by_feed(replica) == ids_by_feed(source)
 
 

@@ -16,8 +16,8 @@ from ssblab.core.keys import Keypair
 from ssblab.core.message import Message, create_message
 from ssblab.net.address import MultiserverAddress
 from ssblab.net.errors import HandshakeError
-from ssblab.replicate.client import ReplicationResult
 from ssblab.replicate.hub import LiveStore
+from ssblab.replicate.result import ReplicationResult
 from ssblab.replicate.runner import ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want
 from ssblab.store import Store
@@ -94,7 +94,8 @@ def test_bad_message_drops_the_feed_and_keeps_the_prefix(tmp_path: Path, third: 
     assert AUTHOR.id in str(result.errors[0])
 
 
-@pytest.mark.parametrize(("after", "code"), [("stall", "stalled"), ("hangup", "stream"), ("garbage", "stream")])
+@pytest.mark.parametrize(("after", "code"), [("stall", "stalled"), ("hangup", "connection-closed"),
+                                           ("garbage", "connection-closed")])
 def test_broken_stream_keeps_the_prefix(tmp_path: Path, after: str, code: str) -> None:
     store = Store(tmp_path / "s")
     result = pull(store, [m.value for m in GOOD[:2]], after, stall=1.0)

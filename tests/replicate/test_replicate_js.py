@@ -129,7 +129,7 @@ def test_ssblab_replicates_js_server_with_blobs(js_server: tuple[MultiserverAddr
     done = subprocess.run(command, capture_output=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     report = json.loads(done.stdout)
-    assert report["errors"] == [] and report["blobs"] == 1 and report["mode"] == "history"
+    assert report["errors"] == [] and report["blobs"] == 1 and report["mode"] == "auto" and report["unserved"] == []
     with Store(tmp_path / "replica") as replica:
         assert ids_by_feed(replica) == expected
         assert replica.blobs.get(added["blob"]) == BLOB
@@ -214,3 +214,32 @@ def test_ssblab_replicates_js_server_by_ebt_within_hops(js_server: tuple[Multise
         got = ids_by_feed(replica)
     assert set(got) == {feed for feed, value in hops.items() if 0 <= value <= 2 and feed in log}
     assert got == {feed: log[feed] for feed in got}
+
+
+def test_auto_gets_every_id_and_ebt_says_what_it_did_not_get(js_server: tuple[MultiserverAddress, SigningKey, Path],
+                                                               tmp_path: Path) -> None:
+    """Every feed of the server requested: ``--mode ebt`` gets the server's replication set and names the rest
+    in ``unserved`` (exit 1); ``--mode auto`` (the default) fetches that rest by history streams: every id."""
+    address, master, _ = js_server
+    log = wait_indexed(address, master, MESSAGES)
+    feeds = tmp_path / "feeds.json"
+    feeds.write_text(json.dumps(sorted(log)))
+    reports = {}
+    for mode in ("ebt", "auto"):
+        command = [sys.executable, "-m", "ssblab", "replicate", "--store", str(tmp_path / mode), "--remote",
+                   str(address), "--feeds", str(feeds), "--json", "--mode", mode]
+        done = subprocess.run(command, capture_output=True, timeout=300, check=False)
+        reports[mode] = report = json.loads(done.stdout)
+        assert report["errors"] == [], done.stderr.decode()[-3000:]
+        assert done.returncode == (1 if report["unserved"] else 0)
+        with Store(tmp_path / mode) as replica:
+            got = ids_by_feed(replica)
+        assert got == {feed: log[feed] for feed in got}  # whatever came is whole and in order
+        if mode == "ebt":
+            assert report["unserved"] and set(got) | set(report["unserved"]) == set(log)
+            assert not set(report["unserved"]) & {f for f, ids in got.items() if len(ids) == len(log[f])}
+        else:
+            assert got == log and report["unserved"] == []
+    ebt, auto = reports["ebt"], reports["auto"]
+    assert auto["routes"]["ebt"] == ebt["routes"]["ebt"] and auto["routes"]["history"]["feeds"] == len(ebt["unserved"])
+    assert auto["messages"] == sum(map(len, log.values()))

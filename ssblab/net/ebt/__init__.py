@@ -54,7 +54,7 @@ from ssblab.net.ebt.notes import (
     is_message_value,
     notes_from_value,
 )
-from ssblab.net.ebt.reducer import step
+from ssblab.net.ebt.reducer import step, step_all
 from ssblab.net.ebt.state import EbtState, FeedRep, PeerState, is_caught_up, receiving_peer
 
 __all__ = [
@@ -90,4 +90,5 @@ __all__ = [
     "notes_from_value",
     "receiving_peer",
     "step",
+    "step_all",
 ]

@@ -31,7 +31,7 @@ Cost: the Tick gap-fill looks at every wanted feed (O(feeds * peers) per tick); 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -58,7 +58,7 @@ from ssblab.net.ebt.notes import Note, decode_note, notes_from_value
 from ssblab.net.ebt.state import EbtState, FeedRep, PeerState
 from ssblab.net.errors import LocalProtocolError
 
-__all__ = ["step"]
+__all__ = ["step", "step_all"]
 
 
 def step(state: EbtState, event: Event) -> tuple[EbtState, list[Effect]]:
@@ -68,11 +68,24 @@ def step(state: EbtState, event: Event) -> tuple[EbtState, list[Effect]]:
         LocalProtocolError: the shell broke the contract (a second ``PeerConnected`` for a connected peer, an
             unknown role, an object that is not an event). Bad input from a peer never raises.
     """
-    handler = _HANDLERS.get(type(event))
-    if handler is None:
-        raise LocalProtocolError(f"ebt step: {type(event).__name__} is not an EBT event")
+    return step_all(state, (event,))
+
+
+def step_all(state: EbtState, events: Iterable[Event]) -> tuple[EbtState, list[Effect]]:
+    """Apply ``events`` in order as one step: the state `step` would reach one event at a time, and the same
+    effects, except that each peer's notes come once, merged, after the others (as the JS stream merges the
+    notes it has queued). One working copy for the lot: a burst of messages costs one copy of the clocks, not
+    one per message.
+
+    Raises:
+        LocalProtocolError: as `step`; the events before the bad one are lost with the step.
+    """
     draft = Draft(state)
-    handler(draft, event)
+    for event in events:
+        handler = _HANDLERS.get(type(event))
+        if handler is None:
+            raise LocalProtocolError(f"ebt step: {type(event).__name__} is not an EBT event")
+        handler(draft, event)
     return draft.finish()
 
 
@@ -177,7 +190,7 @@ def _on_message(d: Draft, ev: MessageReceived) -> None:
         return  # not a feed we talk about with this peer (the JS ignores these too)
     known = d.peer_clock(ev.peer).get(ev.author)
     d.set_peer_seq(ev.peer, ev.author, seq if known is None else max(known, seq))
-    d.set_rep(ev.peer, ev.author, replace(rep, sent=seq if rep.sent is None else max(rep.sent, seq)))
+    d.set_rep(ev.peer, ev.author, FeedRep(rep.rx, rep.tx, seq if rep.sent is None else max(rep.sent, seq)))
     local = d.local(ev.author)
     if seq <= local:
         if rep.rx:
@@ -211,7 +224,7 @@ def _offer(d: Draft, peer_id: str, author: str, seq: int, message: object) -> No
     if rep is not None and rep.tx and rep.sent is not None and rep.sent < seq and known is not None and seq > known:
         if rep.sent == seq - 1:
             d.effects.append(SendMessage(peer_id, message))
-            d.set_rep(peer_id, author, replace(rep, sent=seq))
+            d.set_rep(peer_id, author, FeedRep(rep.rx, rep.tx, seq))  # not replace(): once per message
         else:  # our clock jumped (see Appended): send the whole gap from the store
             _send_range(d, peer_id, author, rep.sent + 1, seq)
         return

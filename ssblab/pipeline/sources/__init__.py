@@ -13,14 +13,18 @@ through `plan_splits` and `iter_split`, so every source gets every feature and t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ssblab.core.errors import InvalidMessage, Rule, SsbError
-from ssblab.pipeline.sources import archive, jsonl, log_offset, store
+from ssblab.core.message import hmac_key_bytes
+from ssblab.pipeline.sources import archive, db2_log, jsonl, log_offset, store
 from ssblab.pipeline.splits import SPLIT_BYTES, SPLIT_ROWS, RawRecord, Split
+from ssblab.store import db2
 from ssblab.store.blobs import BlobStore
-from ssblab.store.sources import Received, parse_record
+from ssblab.store.received import Received
+from ssblab.store.sources import parse_record
 
 __all__ = [
     "READERS",
@@ -52,8 +56,10 @@ class SourceError(SsbError):
     code = "source"
 
 
-# Asked in this order: a store folder, an archive, a log.offset (or a folder holding flume/log.offset), else JSONL.
-READERS: dict[str, Reader] = {reader.KIND: reader for reader in (store, archive, log_offset, jsonl)}  # type: ignore[misc]
+# Asked in this order: a store folder, ssb-db2 data, an archive, a log.offset (or a folder holding
+# flume/log.offset), else JSONL.
+READERS: dict[str, Reader] = {reader.KIND: reader  # type: ignore[misc]
+                              for reader in (store, db2_log, archive, log_offset, jsonl)}
 
 
 def resolve_source(path: str | Path) -> tuple[str, Path]:
@@ -70,7 +76,7 @@ def resolve_source(path: str | Path) -> tuple[str, Path]:
         if found is not None:
             return kind, found
     raise SourceError(f"{path}: not a source ssblab reads (a store folder, a JSONL file, a log.offset, an "
-                      "ssb-fixtures folder or an archive)")
+                      "ssb-fixtures folder, ssb-db2 data or an archive)")
 
 
 def plan_splits(path: str | Path, *, split_bytes: int = SPLIT_BYTES, split_rows: int = SPLIT_ROWS) -> list[Split]:
@@ -84,21 +90,28 @@ def iter_split(split: Split) -> Iterator[RawRecord]:
     return READERS[split.kind].records(split)
 
 
-def received_of(record: RawRecord) -> Received:
-    """The record parsed into a message (with its receive time), or the error naming its place."""
+def received_of(record: RawRecord, hmac_key: bytes | None = None) -> Received:
+    """The record parsed into a message (with its receive time and any strict-JSON finding), a message of a
+    newer format verified alone (``hmac_key``: a test network's), a skipped record, or the error naming its
+    place."""
+    if record.skipped is not None:
+        return Received(record.where, skipped=record.skipped)
+    if record.native is not None:
+        return db2.received_of(record.native, hmac_key)
     if record.raw is None:
         return Received(record.where, error=InvalidMessage(Rule.JSON, record.torn or f"no data at {record.where}"))
     received = parse_record(record.raw, record.where)
     if received.message is not None and received.received is None and record.received is not None:
-        return Received(received.where, received.message, record.received)
+        return replace(received, received=record.received)
     return received
 
 
-def read_source(path: str | Path) -> Iterator[Received]:
+def read_source(path: str | Path, *, hmac_key: Any = None) -> Iterator[Received]:
     """Every record of a source as a `Received`, in log order: what ``ssblab import`` appends to a store."""
+    key = hmac_key_bytes(hmac_key)
     for split in plan_splits(path):
         for record in iter_split(split):
-            yield received_of(record)
+            yield received_of(record, key)
 
 
 def blob_folder(source: Path) -> Path | None:
