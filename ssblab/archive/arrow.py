@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ssblab.archive import block as blocks
-from ssblab.archive.compiled import speedups as _speedups
+from ssblab.archive.compiled import speedups
 from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.archive.errors import MalformedArchive
 from ssblab.core.schema import arrow_schema
@@ -38,8 +38,9 @@ _CONTENT_KEY = b'\n  "content": '
 
 def id_texts(digests: bytes) -> bytes:
     """``%<base64>.sha256`` of each 32-byte digest of ``digests`` (end to end): 52 bytes each, end to end."""
-    if _speedups is not None:
-        return _speedups.id_texts(digests)  # type: ignore[no-any-return]
+    compiled = speedups()
+    if compiled is not None:
+        return compiled.id_texts(digests)  # type: ignore[no-any-return]
     n = len(digests) // 32
     padded = np.zeros((n, 33), dtype=np.uint8)
     padded[:, :32] = np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ssblab.archive import rebuild, svb, text
-from ssblab.archive.compiled import speedups as _speedups
+from ssblab.archive.compiled import speedups
 from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS, TYPES, Dictionaries
 from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
 from ssblab.archive.envelope import MAX_TIMESTAMP, split_block
@@ -118,9 +118,10 @@ def plan(messages: Sequence[Message]) -> Planned:
     if not isinstance(author, str) or type(first) is not int or first < 1:
         raise NotArchivable("the first message has no usable author or sequence")
     previous = messages[0].previous if isinstance(messages[0].previous, str) else None
-    if _speedups is not None:  # one pass in C; None: something the route below reports
+    compiled = speedups()
+    if compiled is not None:  # one pass in C; None: something the route below reports
         listed = messages if isinstance(messages, list) else list(messages)
-        done = _speedups.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
+        done = compiled.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
         if done is not None:
             stamps, signatures, orders, order_at, types, type_at, skeletons, skeleton_at, *tokens = done
             distinct, offsets, hashes, stream = tokens
@@ -219,13 +220,14 @@ def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Build
         parse_message_id(first.previous) if isinstance(first.previous, str) else None,
         parse_message_id(msgs[-1].id),
     )
-    if _speedups is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
-        blob = _speedups.block_blob(
+    compiled = speedups()
+    if compiled is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
+        blob = compiled.block_blob(
             first.sequence, stamps, types, sigs, block.signatures, *hashes, tuple(column.parts()),
             chain_heads(dicts.heads),
         )  # fmt: skip
         if blob is not None:
-            return blob
+            return blob  # type: ignore[no-any-return]
     deltas = svb.zigzag(np.concatenate(([0], stamps[1:] - stamps[:-1])).astype(np.int64))
     if builder is None:
         builder = flatbuffers.Builder(1 << 16)
@@ -311,7 +313,8 @@ def _dict_set(refs: tuple[tuple[int, bytes, int] | None, ...]) -> DictSet:
 def read_raw_block(data: bytes, where: str) -> RawBlock:
     """The fields of a MessageBlock blob (compiled when the blob is regular; otherwise the accessors below, which
     name what is wrong)."""
-    raw = _speedups.read_block(data) if _speedups is not None else None
+    compiled = speedups()
+    raw = compiled.read_block(data) if compiled is not None else None
     if raw is not None:
         length, base, first, last, author, previous, last_hash, deltas, types, sigs, signatures, parts, refs = raw
         return RawBlock(
@@ -425,10 +428,11 @@ def _checked_orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, 
 def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> tuple[list[bytes], list[bytes]]:
     """(each message's signed JSON when ``keep``, else []; each message's sha256 id digest)."""
     by_order = _checked_orders(block, dicts, where)
-    if _speedups is not None:
+    compiled = speedups()
+    if compiled is not None:
         rows = rebuild.compiled_rows(block, by_order, where)
-        (joined,) = _speedups.block_digests([rows])
-        texts = _speedups.message_texts(rows, joined) if keep else []
+        (joined,) = compiled.block_digests([rows])
+        texts = compiled.message_texts(rows, joined) if keep else []
         return texts, [joined[i : i + 32] for i in range(0, len(joined), 32)]
     columns = rebuild.envelope_columns(block)
     a, z = rebuild.block_frames(block, by_order, columns, (block.contents, block.offsets))
@@ -461,10 +465,11 @@ def digests(blocks: Sequence[Block], dicts: Dictionaries, wheres: Sequence[str] 
     Compiled, the blocks' chains are hashed two at a time, so pass all the blocks at hand at once.
     """
     named = list(zip(blocks, wheres or [f"block {i}" for i in range(len(blocks))], strict=True))
-    if _speedups is None:
+    compiled = speedups()
+    if compiled is None:
         return [b"".join(rebuild_block(block, dicts, where, keep=False)[1]) for block, where in named]
     rows = [rebuild.compiled_rows(block, _checked_orders(block, dicts, where), where) for block, where in named]
-    return _speedups.block_digests(rows)  # type: ignore[no-any-return]
+    return compiled.block_digests(rows)  # type: ignore[no-any-return]
 
 
 def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:

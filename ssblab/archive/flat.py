@@ -21,7 +21,7 @@ import flatbuffers
 import numpy as np
 
 from ssblab.archive import svb
-from ssblab.archive.compiled import speedups as _speedups
+from ssblab.archive.compiled import speedups
 from ssblab.archive.errors import MalformedArchive
 from ssblab.archive.fb import ssblab_archive_generated as fb
 
@@ -204,18 +204,19 @@ def put_sketch(builder: flatbuffers.Builder, sketch: Sketch) -> int:
 
 
 def chain_heads(dicts: DictSet) -> tuple[tuple[int, bytes, int] | None, ...]:
-    """The six chain heads as `_speedups` takes them."""
+    """The six chain heads as the compiled assemblers take them."""
     return tuple(None if r is None else (r.kind, r.blob_id, r.size) for r in dicts.by_kind())
 
 
 def build_bundle(bundle: Bundle) -> bytes:
-    if _speedups is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
+    compiled = speedups()
+    if compiled is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
         refs = [
             (r.blob_id, r.sketch.length, r.sketch.sequence_base, r.sketch.first_timestamp, r.sketch.last_timestamp,
              r.previous_blob_id, r.last_message_hash)
             for r in bundle.blocks
         ]  # fmt: skip
-        blob = _speedups.bundle_blob(bundle.author, refs, chain_heads(bundle.dictionaries))
+        blob = compiled.bundle_blob(bundle.author, refs, chain_heads(bundle.dictionaries))
         if blob is not None:
             return blob  # type: ignore[no-any-return]
     builder = flatbuffers.Builder(1024)

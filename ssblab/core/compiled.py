@@ -1,16 +1,47 @@
-"""The compiled fast paths (``_speedups.c``), or None where ssblab was installed without a C compiler.
+"""The compiled fast paths (``_speedups.c``) and the one switch that turns them off.
 
 Each compiled function either proves the common case or hands the input back to the pure-Python rules, which
 decide every other case and name the errors; both routes give the same bytes and verdicts (tests/core compare
-them), so None only costs speed.
+them), so leaving the extension out only costs speed. It is left out where ssblab was installed without a C
+compiler, and wherever the environment says ``SSBLAB_PURE_PYTHON=1``.
+
+The switch is read at call time, once per public call or batch (an environment lookup costs about a
+microsecond; a message's signature check about a hundred), so tests and benchmarks choose a route with the
+environment (``monkeypatch.setenv``) and nothing rebinds a module global.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 from types import ModuleType
 
-speedups: ModuleType | None
-try:
-    from ssblab.core import _speedups as speedups
-except ImportError:
-    speedups = None
+__all__ = ["PURE_PYTHON", "built", "is_pure_python", "load_extension", "speedups"]
+
+PURE_PYTHON = "SSBLAB_PURE_PYTHON"  # set to "1" for the pure-Python routes
+
+
+def load_extension(name: str) -> ModuleType | None:
+    """The compiled module ``name``, or None where it was not built (setup.py makes each one optional)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+_EXTENSION = load_extension("ssblab.core._speedups")
+
+
+def is_pure_python() -> bool:
+    """True when ``SSBLAB_PURE_PYTHON=1`` asks for the pure-Python routes (read now, not at import)."""
+    return os.environ.get(PURE_PYTHON) == "1"
+
+
+def built() -> ModuleType | None:
+    """The extension as built, whatever the switch says: None only without a C compiler at install time."""
+    return _EXTENSION
+
+
+def speedups() -> ModuleType | None:
+    """The extension for this call: None where it was not built or the switch asks for pure Python."""
+    return None if is_pure_python() else _EXTENSION

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from ssblab.core import v8_json
-from ssblab.core.compiled import speedups as _speedups
+from ssblab.core.compiled import speedups
 from ssblab.core.errors import InvalidJson
 from ssblab.core.strict_json import parse_json
 
@@ -163,8 +163,9 @@ def _plain_parse(data: bytes, *, indent: bool) -> tuple[Any, bytes]:
     orjson accepts duplicate keys (keeping the last) and ``-0``; when one of its own re-encodings of the value
     equals the text, the text held neither. The compiled pass proves the same of the text itself.
     """
-    if _speedups is not None:
-        encoded = _speedups.v8_indent(data)
+    compiled = speedups()
+    if compiled is not None:
+        encoded = compiled.v8_indent(data)
         if encoded is None:
             return _NOT_PLAIN, b""
         try:
@@ -195,8 +196,9 @@ def latin1_hash(encoded: bytes) -> bytes:
 
     ASCII text is its own latin1 form, and text up to U+00FF encodes to latin-1 directly (one unit, one byte).
     """
-    if _speedups is not None:
-        return _speedups.binary_sha256(encoded)  # type: ignore[no-any-return]
+    compiled = speedups()
+    if compiled is not None:
+        return compiled.binary_sha256(encoded)  # type: ignore[no-any-return]
     if not encoded.isascii():
         text = encoded.decode("utf-8", "surrogatepass")
         try:
@@ -208,8 +210,9 @@ def latin1_hash(encoded: bytes) -> bytes:
 
 def message_id_of(encoded: bytes) -> str:
     """The ``%….sha256`` id of a message from its encoding with the signature."""
-    if _speedups is not None:
-        return _speedups.message_id(encoded)  # type: ignore[no-any-return]
+    compiled = speedups()
+    if compiled is not None:
+        return compiled.message_id(encoded)  # type: ignore[no-any-return]
     return f"%{b2a_base64(latin1_hash(encoded), newline=False).decode()}.sha256"
 
 

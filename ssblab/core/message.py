@@ -15,7 +15,7 @@ import re
 from typing import Any, NamedTuple
 
 from ssblab.core import ed25519
-from ssblab.core.compiled import speedups as _speedups
+from ssblab.core.compiled import speedups
 from ssblab.core.encoding import decode, decode_encoded, encode, message_id_of, strip_signature, utf16_length
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
 from ssblab.core.keys import Keypair
@@ -145,7 +145,8 @@ def check_shape(msg: Message) -> None:
         InvalidMessage: placed at the message's author and sequence.
     """
     value, encoded = msg.value, msg.encoded
-    if _speedups is not None and len(encoded) <= SIZE_LIMIT and _speedups.classic_shape_ok(value):
+    compiled = speedups()
+    if compiled is not None and len(encoded) <= SIZE_LIMIT and compiled.classic_shape_ok(value):
         return  # the compiled common case proved every rule below
     try:
         _check_fields(value)
@@ -282,8 +283,9 @@ def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
     value = msg.value
     author = value["author"]
     valid = None  # the compiled check's verdict; None where it cannot tell (an HMAC key, no extension, odd input)
-    if hmac_key is None and _speedups is not None:
-        valid = _speedups.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
+    compiled = speedups() if hmac_key is None else None
+    if compiled is not None:
+        valid = compiled.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
     if valid is None:
         public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
         signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])
