@@ -13,7 +13,7 @@ setup: $(PY_STAMP) $(NPM_STAMP) jars browser
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(PY_STAMP): pyproject.toml setup.py $(wildcard ssblab/*/*.c ssblab/*/*.h) | $(BIN)/python
+$(PY_STAMP): pyproject.toml setup.py $(wildcard ssblab/*/*.c ssblab/*/*.h ssblab/*/*/*.c ssblab/*/*/*.h) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks,archive]'
 	touch $@

@@ -1,0 +1,264 @@
+#include "speedups.h"
+
+typedef struct { /* a token first met: its hash and first 8 bytes (zero-padded), where it lies, in how many blocks */
+    uint64_t hash, head;
+    const unsigned char *text;
+    uint32_t len, count;
+} Met;
+
+/* repeated_tokens(texts, offsets, hashes) -> the tokens (bytes) met in more than one block, in the order first met:
+ * what block._shared_candidates counts, without a Python object per token. Per block: its distinct tokens end to
+ * end, their n + 1 int64 offsets and their int64 hash_bytes (what plan_block returns). */
+PyObject *repeated_tokens(PyObject *self, PyObject *args) {
+    PyObject *texts, *offsets, *hashes, *out = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &texts, &PyList_Type, &offsets, &PyList_Type, &hashes))
+        return NULL;
+    Py_ssize_t n_blocks = PyList_GET_SIZE(texts), n_views = 0, total = 0;
+    if (PyList_GET_SIZE(offsets) != n_blocks || PyList_GET_SIZE(hashes) != n_blocks) {
+        PyErr_SetString(PyExc_ValueError, "repeated_tokens: texts, offsets and hashes of as many blocks");
+        return NULL;
+    }
+    Py_buffer *views = PyMem_Calloc(3 * n_blocks + 1, sizeof(Py_buffer));
+    Pieces *blocks = PyMem_Calloc(n_blocks + 1, sizeof(Pieces));
+    uint64_t *slots = NULL; /* open addressing: a hash tag (high half) beside an index + 1 into met (0: empty) */
+    Met *met = NULL;
+    size_t n = 0, mask = 0;
+    if (!views || !blocks) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        Py_buffer *v = &views[3 * b];
+        PyObject *parts[3] = {PyList_GET_ITEM(texts, b), PyList_GET_ITEM(offsets, b), PyList_GET_ITEM(hashes, b)};
+        for (int k = 0; k < 3; k++, n_views++)
+            if (PyObject_GetBuffer(parts[k], &v[k], PyBUF_SIMPLE) < 0) goto done;
+        if (pieces_of(&blocks[b], &v[0], &v[1], "repeated_tokens") < 0) goto done;
+        if (v[2].len != 8 * blocks[b].n) {
+            PyErr_SetString(PyExc_ValueError, "repeated_tokens: one int64 hash per token");
+            goto done;
+        }
+        total += blocks[b].n;
+    }
+    if ((uint64_t)total >= UINT32_MAX / 2) {
+        PyErr_NoMemory(); /* indexes and lengths are 32-bit */
+        goto done;
+    }
+    size_t size = 16;
+    while (2 * size < 3 * (size_t)total) size *= 2; /* no fuller than 2/3, and less as tokens repeat */
+    mask = size - 1;
+    slots = PyMem_Calloc(size, sizeof(uint64_t));
+    met = PyMem_Malloc((total + 1) * sizeof(Met));
+    if (!slots || !met) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        const Pieces *block = &blocks[b];
+        const unsigned char *h = views[3 * b + 2].buf;
+        for (Py_ssize_t k = 0; k < block->n; k++) {
+            if (k + 16 < block->n) { /* most lookups miss the cache: fetch the slots a few tokens ahead */
+                uint64_t ahead;
+                memcpy(&ahead, h + 8 * (k + 16), 8);
+                __builtin_prefetch(&slots[ahead & mask]);
+            }
+            const unsigned char *tok;
+            int64_t len;
+            uint64_t key;
+            if (piece(block, k, &tok, &len) < 0 || len > UINT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, "repeated_tokens: offsets outside the texts");
+                goto done;
+            }
+            memcpy(&key, h + 8 * k, 8);
+            uint64_t head = 0, tag = key & 0xFFFFFFFF00000000ULL;
+            memcpy(&head, tok, len < 8 ? len : 8);
+            size_t at = key & mask;
+            for (; slots[at]; at = (at + 1) & mask) {
+                const Met *known = &met[(slots[at] & 0xFFFFFFFF) - 1];
+                if ((slots[at] & 0xFFFFFFFF00000000ULL) == tag && known->hash == key && known->len == len &&
+                    known->head == head && (len <= 8 || same_tail(known->text, tok, len)))
+                    break;
+            }
+            if (!slots[at]) {
+                slots[at] = tag | ++n;
+                met[n - 1] = (Met){key, head, tok, (uint32_t)len, 0};
+            }
+            met[(slots[at] & 0xFFFFFFFF) - 1].count++;
+        }
+    }
+    if (!(out = PyList_New(0))) goto done;
+    for (size_t k = 0; k < n; k++) {
+        PyObject *tok = met[k].count > 1 ? PyBytes_FromStringAndSize((const char *)met[k].text, met[k].len) : NULL;
+        if (met[k].count > 1 && (!tok || PyList_Append(out, tok) < 0)) {
+            Py_XDECREF(tok);
+            Py_CLEAR(out);
+            break;
+        }
+        Py_XDECREF(tok);
+    }
+done:
+    for (Py_ssize_t k = 0; views && k < n_views; k++) PyBuffer_Release(&views[k]);
+    PyMem_Free(views);
+    PyMem_Free(blocks);
+    PyMem_Free(slots);
+    PyMem_Free(met);
+    return out;
+}
+
+/* token_slots(data, offsets) -> the table encode_column finds shared tokens by (the pieces of data and offsets,
+ * each distinct): a power of two of Slots, at least twice as many as tokens, placed as intern places them. */
+PyObject *token_slots(PyObject *self, PyObject *args) {
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
+    Pieces p;
+    Buf padded = {0};
+    PyObject *out = NULL;
+    if (pieces_of(&p, &data, &offsets, "token_slots") < 0 || reserve(&padded, data.len + 8) < 0) goto done;
+    put(&padded, data.buf, data.len);
+    memset(padded.data + data.len, 0, 8); /* the padding first_word reads */
+    size_t size = 16;
+    while (size < 2 * (size_t)p.n) size *= 2;
+    if (!(out = PyBytes_FromStringAndSize(NULL, size * sizeof(Slot)))) goto done;
+    memset(PyBytes_AS_STRING(out), 0, size * sizeof(Slot));
+    for (Py_ssize_t k = 0; k < p.n; k++) {
+        const unsigned char *tok;
+        int64_t len;
+        if (piece(&p, k, &tok, &len) < 0 || len > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "token_slots: offsets outside the data");
+            Py_CLEAR(out);
+            goto done;
+        }
+        const unsigned char *text = padded.data + (tok - p.data);
+        place((Slot *)PyBytes_AS_STRING(out), size - 1, hash_bytes(text, len), first_word(text, len), len, k);
+    }
+done:
+    PyMem_Free(padded.data);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return out;
+}
+
+/* The id of the shared token tok, whose hash_bytes is h, in a token_slots table (made of these shared tokens), or
+ * -1. A slot's first 8 bytes and length are the whole of a short token: only longer ones are compared with the
+ * dictionary's text. */
+int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len,
+                           uint64_t h) {
+    const Slot *slot = slots->buf;
+    size_t mask = slots->len / sizeof(Slot) - 1;
+    uint64_t head = 0;
+    memcpy(&head, tok, len < 8 ? len : 8); /* tok is a bytes object's: no padding to read a whole word from */
+    for (size_t at = h & mask, probes = 0; slot[at].index && probes <= mask; at = (at + 1) & mask, probes++) {
+        int64_t k = (int64_t)slot[at].index - 1, size;
+        if (slot[at].head != head || slot[at].len != len || k >= shared->n) continue;
+        if (len <= 8) return k;
+        const unsigned char *start;
+        if (piece(shared, k, &start, &size) == 0 && (size_t)size == len && same_tail(start, tok, len))
+            return k;
+    }
+    return -1;
+}
+
+/* --- classify ------------------------------------------------------------------------------------------------ */
+
+/* The bytes of canonical base64 (what b64encode gives back exactly) into raw; -1 when text is not canonical. */
+/* text.entry_of: the kind of a token without the shared dictionary, and its payload (the token itself, or its
+ * decoded bytes written to raw, which holds len bytes). */
+int entry_of(const unsigned char *tok, size_t len, unsigned char *raw, const unsigned char **payload,
+                    size_t *size) {
+    Py_ssize_t got;
+    if (len >= 52 && tok[44] == '=') {
+        for (int kind = MSG_REF; kind <= BLOB_REF; kind++) {
+            size_t suffix = strlen(SUFFIXES[kind]);
+            if (tok[0] == SIGILS[kind][0] && len == 45 + suffix && !memcmp(tok + 45, SUFFIXES[kind], suffix) &&
+                (got = canonical_b64(tok + 1, 44, raw)) >= 0) {
+                *payload = raw, *size = got;
+                return kind;
+            }
+        }
+    }
+    if (len >= 20 && !memchr(" \n%&@", tok[0], 5) && (got = canonical_b64(tok, len, raw)) >= 0) {
+        *payload = raw, *size = got;
+        return BASE64;
+    }
+    *payload = tok, *size = len;
+    return LITERAL;
+}
+
+/* shared_entries(tokens) -> text.shared_entry of each token: its kind byte, then its payload. */
+PyObject *shared_entries(PyObject *self, PyObject *tokens) {
+    if (!PyList_Check(tokens)) {
+        PyErr_SetString(PyExc_TypeError, "shared_entries takes a list of bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    PyObject *out = PyList_New(n);
+    Buf raw = {0}, entry = {0};
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *tok = PyList_GET_ITEM(tokens, i), *item = NULL;
+        if (!PyBytes_Check(tok)) {
+            PyErr_SetString(PyExc_TypeError, "shared_entries takes a list of bytes");
+        } else if (raw.len = 0, entry.len = 0, reserve(&raw, PyBytes_GET_SIZE(tok)) == 0) {
+            const unsigned char *payload;
+            size_t size;
+            unsigned char kind = (unsigned char)entry_of((const unsigned char *)PyBytes_AS_STRING(tok),
+                                                         PyBytes_GET_SIZE(tok), raw.data, &payload, &size);
+            if (emit(&entry, &kind, 1) == 0 && emit(&entry, payload, size) == 0)
+                item = PyBytes_FromStringAndSize((const char *)entry.data, entry.len);
+        }
+        if (!item) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    PyMem_Free(raw.data);
+    PyMem_Free(entry.data);
+    return out;
+}
+
+/* text.shared_token of each TOKEN dictionary entry (kind byte + payload), checked: dictionaries are untrusted. */
+PyObject *shared_tokens(PyObject *self, PyObject *entries) {
+    if (!PyList_Check(entries)) {
+        PyErr_SetString(PyExc_TypeError, "shared_tokens takes a list of bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(entries);
+    PyObject *out = PyList_New(n);
+    Buf text = {0};
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *entry = PyList_GET_ITEM(entries, i);
+        if (!PyBytes_Check(entry)) {
+            PyErr_SetString(PyExc_TypeError, "shared_tokens takes a list of bytes");
+            Py_CLEAR(out);
+            break;
+        }
+        const unsigned char *e = (const unsigned char *)PyBytes_AS_STRING(entry);
+        size_t len = PyBytes_GET_SIZE(entry);
+        int kind = len ? e[0] : SHARED;
+        size_t size = len ? len - 1 : 0;
+        PyObject *token = NULL;
+        text.len = 0;
+        if (kind == SHARED) {
+            PyErr_SetString(Malformed, "TOKEN dictionary: entry without a usable kind byte");
+        } else if (kind == LITERAL) {
+            token = PyBytes_FromStringAndSize((const char *)e + 1, size);
+        } else if (kind == BASE64 || (kind <= BLOB_REF && size == 32)) {
+            size_t sigil = kind != BASE64, suffix = kind != BASE64 ? strlen(SUFFIXES[kind]) : 0;
+            if (reserve(&text, sigil + 4 * ((size + 2) / 3) + suffix) == 0) {
+                put(&text, SIGILS[kind != BASE64 ? kind : 0], sigil);
+                put_base64(&text, e + 1, size);
+                put(&text, SUFFIXES[kind != BASE64 ? kind : 0], suffix);
+                token = PyBytes_FromStringAndSize((const char *)text.data, text.len);
+            }
+        } else {
+            PyErr_Format(Malformed, "content column: bad dictionary entry (kind %d, %zu bytes)", kind, size);
+        }
+        if (!token) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, token);
+    }
+    PyMem_Free(text.data);
+    return out;
+}
+
