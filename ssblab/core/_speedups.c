@@ -460,7 +460,7 @@ static PyObject *classic_shape_ok(PyObject *module, PyObject *value) {
     }
     PyObject *author = field[order ? 2 : 1], *sequence = field[order ? 1 : 2];
     PyObject *previous = field[0], *timestamp = field[3], *hash = field[4], *content = field[5];
-    Py_ssize_t n;
+    Py_ssize_t n = 0;
     const char *hash_text = ascii_of(hash, &n);
     int ok = (previous == Py_None || is_ref(previous, '%', ".sha256", 32, NULL))
         && is_ref(author, '@', ".ed25519", 32, NULL) && is_int32(sequence)

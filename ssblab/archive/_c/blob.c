@@ -1,3 +1,6 @@
+/* block_blob and bundle_blob: the MessageBlock and Bundle blobs, byte for byte as the Python builder routes of
+ * block.encode_block and flat.build_bundle lay them out (the builder is builder.c); the content column goes in as a
+ * FlexBuffer vector of its ten parts. */
 #include "speedups.h"
 
 /* BitWidth.U of flexbuffers: the log2 of the fewest bytes (1, 2, 4, 8) that hold value. */
@@ -92,108 +95,175 @@ static int heads_arg(PyObject *heads, Head out[6]) {
     return !fits;
 }
 
+/* block_blob's arguments, checked: the columns (one int64 per message), the hashes, the content column's parts
+ * and the dictionary heads. */
+typedef struct {
+    PyObject *base, *author_arg, *previous_arg, *last_arg, *parts, *heads_arg;
+    Py_buffer stamps, types, sigs, signatures;
+    const unsigned char *author, *previous, *last_hash;
+    Head heads[6];
+    size_t n;
+    uint64_t sequence_base;
+    int64_t first, last;
+} BlockArgs;
+
+/* 0 when the arguments are whole, 1 when a value does not fit its field (None: the Python route reports it), -1
+ * with an error set. */
+static int block_args(BlockArgs *a) {
+    a->n = a->stamps.len / 8;
+    if (a->stamps.len % 8 || !a->n || a->types.len != a->stamps.len || a->sigs.len != a->stamps.len) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: one int64 timestamp, type id and signature id per message");
+        return -1;
+    }
+    int misfit;
+    if (hash_arg(a->author_arg, 0, &a->author) < 0 || hash_arg(a->previous_arg, 1, &a->previous) < 0 ||
+        hash_arg(a->last_arg, 0, &a->last_hash) < 0 || (misfit = heads_arg(a->heads_arg, a->heads)) < 0)
+        return -1;
+    if (PyTuple_GET_SIZE(a->parts) != 10) {
+        PyErr_SetString(PyExc_ValueError, "block_blob: the content column's ten parts");
+        return -1;
+    }
+    for (int k = 0; k < 10; k++)
+        if (!PyBytes_Check(PyTuple_GET_ITEM(a->parts, k))) {
+            PyErr_SetString(PyExc_TypeError, "block_blob: the content column's parts are bytes");
+            return -1;
+        }
+    a->first = at64(&a->stamps, 0), a->last = at64(&a->stamps, a->n - 1);
+    return misfit || !fits_in(a->base, UINT32_MAX, &a->sequence_base) || a->n > UINT32_MAX || a->first < 0 ||
+           a->last < 0;
+}
+
+/* block._put_classic: the ClassicMessageBlock table, its content column laid out as a FlexBuffer in flex. */
+static size_t b_classic(Builder *b, const BlockArgs *a, uint64_t *runs, uint64_t *lengths, unsigned char *scratch,
+                        Buf *flex) {
+    b_start(b, 3);
+    b_hash(b, a->author);
+    b_field(b, 0);
+    if (a->previous) {
+        b_hash(b, a->previous);
+        b_field(b, 1);
+    }
+    b_hash(b, a->last_hash);
+    b_field(b, 2);
+    size_t classic_sketch = b_end(b);
+    size_t sigs_at = b_runs(b, &a->sigs, a->n, runs, lengths, scratch);
+    size_t crypto = b_bytes(b, a->signatures.buf, a->signatures.len);
+    int flex_failed = b->failed ? 0 : flex_blobs(&PyTuple_GET_ITEM(a->parts, 0), flex);
+    if (flex_failed && !b->failed) b->failed = flex_failed;
+    size_t messages = b_bytes(b, flex->data, flex->len);
+    b_start(b, 4);
+    b_add_offset(b, 0, classic_sketch);
+    b_add_offset(b, 1, sigs_at);
+    b_add_offset(b, 2, crypto);
+    b_add_offset(b, 3, messages);
+    return b_end(b);
+}
+
+/* block.encode_block, call for call: the MessageBlock blob of whole arguments (bytes, None or NULL as b_blob). */
+static PyObject *b_block(Builder *b, const BlockArgs *a, uint64_t *columns, unsigned char *scratch) {
+    size_t n = a->n;
+    uint64_t *deltas = columns, *runs = columns + n, *lengths = columns + 2 * n;
+    for (size_t i = 0; i < n; i++) { /* svb.zigzag of each step, as int64 arithmetic wraps */
+        uint64_t step = i ? (uint64_t)at64(&a->stamps, i) - (uint64_t)at64(&a->stamps, i - 1) : 0;
+        deltas[i] = step << 1 ^ (0 - (step >> 63));
+    }
+    Buf flex = {0};
+    size_t sketch = b_sketch(b, n, a->sequence_base, (uint64_t)a->first, (uint64_t)a->last);
+    size_t deltas_at = b_svb(b, deltas, n, 1, scratch);
+    size_t types_at = b_runs(b, &a->types, n, runs, lengths, scratch);
+    size_t classic = b_classic(b, a, runs, lengths, scratch, &flex);
+    PyMem_Free(flex.data);
+    size_t dicts = b_dict_set(b, a->heads);
+    b_start(b, 6);
+    b_add_offset(b, 0, sketch);
+    b_add_offset(b, 1, deltas_at);
+    b_add_offset(b, 2, types_at);
+    b_add_scalar(b, 3, 1, 1); /* ClassicMessageBlock */
+    b_add_offset(b, 4, classic);
+    b_add_offset(b, 5, dicts);
+    return b_blob(b, 1 /* MessageBlock */, b_end(b));
+}
+
 /* block_blob(sequence_base, timestamps, type_ids, signature_ids, signatures, author, previous, last_hash, parts,
  * heads) -> the MessageBlock blob that block.encode_block's builder route makes of the same fields, or None when a
  * value does not fit its field (that route reports it). timestamps and the id columns: int64, one per message;
  * author, previous (None for the first block of a feed) and last_hash: 32 bytes; parts: the content column's ten
  * parts (text.TextColumn.parts); heads: the six dictionary chain heads, each None or (kind, blob id, size). */
 PyObject *block_blob(PyObject *self, PyObject *args) {
-    PyObject *base_arg, *author_arg, *previous_arg, *last_arg, *parts, *heads_obj, *result = NULL;
-    Py_buffer stamps, types, sigs, signatures;
-    if (!PyArg_ParseTuple(args, "O!y*y*y*y*OOOO!O!", &PyLong_Type, &base_arg, &stamps, &types, &sigs, &signatures,
-                          &author_arg, &previous_arg, &last_arg, &PyTuple_Type, &parts, &PyTuple_Type, &heads_obj))
+    BlockArgs a = {0};
+    if (!PyArg_ParseTuple(args, "O!y*y*y*y*OOOO!O!", &PyLong_Type, &a.base, &a.stamps, &a.types, &a.sigs,
+                          &a.signatures, &a.author_arg, &a.previous_arg, &a.last_arg, &PyTuple_Type, &a.parts,
+                          &PyTuple_Type, &a.heads_arg))
         return NULL;
     Builder b = {0};
-    Buf flex = {0};
+    PyObject *result = NULL;
     uint64_t *columns = NULL;
     unsigned char *scratch = NULL;
-    const unsigned char *author, *previous, *last_hash;
-    Head heads[6];
-    size_t n = stamps.len / 8;
-    uint64_t base;
-    int misfit; /* a dictionary head that does not fit its fields */
-    if (stamps.len % 8 || !n || types.len != stamps.len || sigs.len != stamps.len) {
-        PyErr_SetString(PyExc_ValueError, "block_blob: one int64 timestamp, type id and signature id per message");
-        goto done;
+    int status = block_args(&a);
+    if (status > 0) result = Py_NewRef(Py_None);
+    if (status == 0) {
+        columns = PyMem_Malloc(3 * a.n * sizeof(uint64_t));
+        scratch = PyMem_Malloc(9 * a.n + 8); /* the widest StreamVByte: n 8-byte values and their codes */
+        b.cap = a.signatures.len + 10 * a.n + 4096;
+        for (int k = 0; k < 10; k++) b.cap += PyBytes_GET_SIZE(PyTuple_GET_ITEM(a.parts, k)) + 16;
+        if (!columns || !scratch || !(b.data = PyMem_Malloc(b.cap)))
+            PyErr_NoMemory();
+        else
+            result = b_block(&b, &a, columns, scratch);
     }
-    if (hash_arg(author_arg, 0, &author) < 0 || hash_arg(previous_arg, 1, &previous) < 0 ||
-        hash_arg(last_arg, 0, &last_hash) < 0 || (misfit = heads_arg(heads_obj, heads)) < 0)
-        goto done;
-    if (PyTuple_GET_SIZE(parts) != 10) {
-        PyErr_SetString(PyExc_ValueError, "block_blob: the content column's ten parts");
-        goto done;
-    }
-    for (int k = 0; k < 10; k++)
-        if (!PyBytes_Check(PyTuple_GET_ITEM(parts, k))) {
-            PyErr_SetString(PyExc_TypeError, "block_blob: the content column's parts are bytes");
-            goto done;
-        }
-    int64_t first = at64(&stamps, 0), last = at64(&stamps, n - 1);
-    if (misfit || !fits_in(base_arg, UINT32_MAX, &base) || n > UINT32_MAX || first < 0 || last < 0) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    columns = PyMem_Malloc(3 * n * sizeof(uint64_t));
-    scratch = PyMem_Malloc(9 * n + 8); /* the widest StreamVByte: n 8-byte values and their codes */
-    b.cap = signatures.len + 10 * n + 4096;
-    for (int k = 0; k < 10; k++) b.cap += PyBytes_GET_SIZE(PyTuple_GET_ITEM(parts, k)) + 16;
-    b.data = PyMem_Malloc(b.cap);
-    if (!columns || !scratch || !b.data) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    uint64_t *deltas = columns, *runs = columns + n, *lengths = columns + 2 * n;
-    for (size_t i = 0; i < n; i++) { /* svb.zigzag of each step, as int64 arithmetic wraps */
-        uint64_t step = i ? (uint64_t)at64(&stamps, i) - (uint64_t)at64(&stamps, i - 1) : 0;
-        deltas[i] = step << 1 ^ (0 - (step >> 63));
-    }
-    /* block.encode_block, call for call */
-    size_t sketch = b_sketch(&b, n, base, (uint64_t)first, (uint64_t)last);
-    size_t deltas_at = b_svb(&b, deltas, n, 1, scratch);
-    size_t types_at = b_runs(&b, &types, n, runs, lengths, scratch);
-    /* block._put_classic */
-    b_start(&b, 3);
-    b_hash(&b, author);
-    b_field(&b, 0);
-    if (previous) {
-        b_hash(&b, previous);
-        b_field(&b, 1);
-    }
-    b_hash(&b, last_hash);
-    b_field(&b, 2);
-    size_t classic_sketch = b_end(&b);
-    size_t sigs_at = b_runs(&b, &sigs, n, runs, lengths, scratch);
-    size_t crypto = b_bytes(&b, signatures.buf, signatures.len);
-    int flex_failed = b.failed ? 0 : flex_blobs(&PyTuple_GET_ITEM(parts, 0), &flex);
-    if (flex_failed && !b.failed) b.failed = flex_failed;
-    size_t messages = b_bytes(&b, flex.data, flex.len);
-    b_start(&b, 4);
-    b_add_offset(&b, 0, classic_sketch);
-    b_add_offset(&b, 1, sigs_at);
-    b_add_offset(&b, 2, crypto);
-    b_add_offset(&b, 3, messages);
-    size_t classic = b_end(&b);
-    /* back in block.encode_block */
-    size_t dicts = b_dict_set(&b, heads);
-    b_start(&b, 6);
-    b_add_offset(&b, 0, sketch);
-    b_add_offset(&b, 1, deltas_at);
-    b_add_offset(&b, 2, types_at);
-    b_add_scalar(&b, 3, 1, 1); /* ClassicMessageBlock */
-    b_add_offset(&b, 4, classic);
-    b_add_offset(&b, 5, dicts);
-    result = b_blob(&b, 1 /* MessageBlock */, b_end(&b));
-done:
     PyMem_Free(b.data);
     PyMem_Free(b.vtables);
-    PyMem_Free(flex.data);
     PyMem_Free(columns);
     PyMem_Free(scratch);
-    PyBuffer_Release(&stamps);
-    PyBuffer_Release(&types);
-    PyBuffer_Release(&sigs);
-    PyBuffer_Release(&signatures);
+    Py_buffer *views[] = {&a.stamps, &a.types, &a.sigs, &a.signatures};
+    for (int k = 0; k < 4; k++) PyBuffer_Release(views[k]);
     return result;
+}
+
+/* flat.build_bundle's MessageBlockRef of one block's ref (blob id, length, sequence base, first timestamp, last
+ * timestamp, previous blob id or None, last message hash): 0 with its offset in *at, 1 when a value does not fit
+ * its field, -1 with an error set. */
+static int b_block_ref(Builder *b, PyObject *ref, size_t *at) {
+    static const uint64_t MAX[4] = {UINT32_MAX, UINT32_MAX, UINT64_MAX >> 1, UINT64_MAX >> 1};
+    PyObject *blob_arg, *previous_arg, *last_arg, *numbers[4];
+    const unsigned char *blob_id, *previous, *last_hash;
+    uint64_t sketch[4];
+    if (!PyArg_ParseTuple(ref, "OO!O!O!O!OO", &blob_arg, &PyLong_Type, &numbers[0], &PyLong_Type, &numbers[1],
+                          &PyLong_Type, &numbers[2], &PyLong_Type, &numbers[3], &previous_arg, &last_arg) ||
+        hash_arg(blob_arg, 0, &blob_id) < 0 || hash_arg(previous_arg, 1, &previous) < 0 ||
+        hash_arg(last_arg, 0, &last_hash) < 0)
+        return -1;
+    for (int j = 0; j < 4; j++)
+        if (!fits_in(numbers[j], MAX[j], &sketch[j])) return 1;
+    size_t sketch_at = b_sketch(b, sketch[0], sketch[1], sketch[2], sketch[3]);
+    b_start(b, 4);
+    b_hash(b, blob_id);
+    b_field(b, 0);
+    b_add_offset(b, 1, sketch_at);
+    if (previous) {
+        b_hash(b, previous);
+        b_field(b, 2);
+    }
+    b_hash(b, last_hash);
+    b_field(b, 3);
+    *at = b_end(b);
+    return 0;
+}
+
+/* The Bundle table around the block refs at[0..n): flat.build_bundle, call for call. */
+static PyObject *b_bundle(Builder *b, const unsigned char *author, const size_t *at, Py_ssize_t n,
+                          const Head heads[6]) {
+    b_prep(b, 4, 4 * (size_t)n); /* BundleStartMessageBlocksVector: StartVector(4, n, 4) */
+    b_prep(b, 4, 4 * (size_t)n);
+    for (Py_ssize_t k = n - 1; k >= 0; k--) b_uoffset(b, at[k]);
+    b_place(b, (uint64_t)n, 4);
+    size_t vector = b->len, dicts = b_dict_set(b, heads);
+    b_start(b, 3);
+    b_hash(b, author);
+    b_field(b, 0);
+    b_add_offset(b, 1, vector);
+    b_add_offset(b, 2, dicts);
+    return b_blob(b, 4 /* Bundle */, b_end(b));
 }
 
 /* bundle_blob(author, refs, heads) -> the Bundle blob that flat.build_bundle's builder route makes, or None when a
@@ -205,59 +275,17 @@ PyObject *bundle_blob(PyObject *self, PyObject *args) {
     Py_ssize_t n = PyList_GET_SIZE(refs);
     const unsigned char *author;
     Head heads[6];
-    int misfit;
+    int status = 0;
     Builder b = {.cap = 1024 + 256 * (size_t)n};
     size_t *at = PyMem_Malloc((n + 1) * sizeof(size_t));
-    if (!at || !(b.data = PyMem_Malloc(b.cap))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (hash_arg(author_arg, 0, &author) < 0 || (misfit = heads_arg(heads_obj, heads)) < 0) goto done;
-    for (Py_ssize_t k = 0; k < n; k++) { /* flat.build_bundle, call for call */
-        PyObject *blob_arg, *previous_arg, *last_arg, *numbers[4];
-        const unsigned char *blob_id, *previous, *last_hash;
-        uint64_t sketch[4];
-        static const uint64_t MAX[4] = {UINT32_MAX, UINT32_MAX, UINT64_MAX >> 1, UINT64_MAX >> 1};
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(refs, k), "OO!O!O!O!OO", &blob_arg, &PyLong_Type, &numbers[0],
-                              &PyLong_Type, &numbers[1], &PyLong_Type, &numbers[2], &PyLong_Type, &numbers[3],
-                              &previous_arg, &last_arg) ||
-            hash_arg(blob_arg, 0, &blob_id) < 0 || hash_arg(previous_arg, 1, &previous) < 0 ||
-            hash_arg(last_arg, 0, &last_hash) < 0)
-            goto done;
-        for (int j = 0; j < 4; j++) misfit = misfit || !fits_in(numbers[j], MAX[j], &sketch[j]);
-        if (misfit) break;
-        size_t sketch_at = b_sketch(&b, sketch[0], sketch[1], sketch[2], sketch[3]);
-        b_start(&b, 4);
-        b_hash(&b, blob_id);
-        b_field(&b, 0);
-        b_add_offset(&b, 1, sketch_at);
-        if (previous) {
-            b_hash(&b, previous);
-            b_field(&b, 2);
-        }
-        b_hash(&b, last_hash);
-        b_field(&b, 3);
-        at[k] = b_end(&b);
-    }
-    if (misfit) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    b_prep(&b, 4, 4 * (size_t)n); /* BundleStartMessageBlocksVector: StartVector(4, n, 4) */
-    b_prep(&b, 4, 4 * (size_t)n);
-    for (Py_ssize_t k = n - 1; k >= 0; k--) b_uoffset(&b, at[k]);
-    b_place(&b, (uint64_t)n, 4);
-    size_t vector = b.len, dicts = b_dict_set(&b, heads);
-    b_start(&b, 3);
-    b_hash(&b, author);
-    b_field(&b, 0);
-    b_add_offset(&b, 1, vector);
-    b_add_offset(&b, 2, dicts);
-    result = b_blob(&b, 4 /* Bundle */, b_end(&b));
-done:
+    if (!at || !(b.data = PyMem_Malloc(b.cap)))
+        status = (PyErr_NoMemory(), -1);
+    else if (hash_arg(author_arg, 0, &author) < 0 || (status = heads_arg(heads_obj, heads)) < 0)
+        status = -1;
+    for (Py_ssize_t k = 0; status == 0 && k < n; k++) status = b_block_ref(&b, PyList_GET_ITEM(refs, k), &at[k]);
+    result = status < 0 ? NULL : status ? Py_NewRef(Py_None) : b_bundle(&b, author, at, n, heads);
     PyMem_Free(at);
     PyMem_Free(b.data);
     PyMem_Free(b.vtables);
     return result;
 }
-

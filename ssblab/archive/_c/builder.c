@@ -1,6 +1,5 @@
+/* A FlatBuffers builder in C for block_blob and bundle_blob (blob.c). */
 #include "speedups.h"
-
-/* --- block_blob ----------------------------------------------------------------------------------------------- */
 
 /* A FlatBuffer built back to front, byte for byte as Python's flatbuffers.Builder lays it out for the same calls
  * (the canonical layout of docs/archive-format.md §3): the same padding before each value, and each table closed

@@ -1,66 +1,6 @@
+/* decode_column: a block's content column (its ten FlexBuffer parts) into the block's texts, each checked to be
+ * UTF-8 (docs/archive-format.md §6). */
 #include "speedups.h"
-
-/* --- decode_column ------------------------------------------------------------------------------------------- */
-
-/* A canonical StreamVByte column (docs/archive-format.md §4; widths 1234, or 1248 when wide) as a new array of
- * *count values, or NULL with an error naming where. */
-static uint64_t *svb_values(const unsigned char *codes, Py_ssize_t n_codes, const unsigned char *values,
-                            Py_ssize_t n_values, int wide, Py_ssize_t *count, const char *where) {
-    static const int WIDTHS[2][4] = {{1, 2, 3, 4}, {1, 2, 4, 8}};
-    const int *widths = WIDTHS[wide != 0];
-    const char *name = wide ? "1248" : "1234";
-    Py_ssize_t used = 0, k = 0;
-#define SLOT(j) (codes[(j) / 4] >> 2 * ((j) % 4) & 3)
-    for (; used < n_values && k < 4 * n_codes; k++) used += widths[SLOT(k)];
-    if (used != n_values) {
-        PyErr_Format(Malformed, "%s: StreamVByte%s codes and values disagree in length", where, name);
-        return NULL;
-    }
-    int padded = (k + 3) / 4 != n_codes;
-    for (Py_ssize_t j = k; j < 4 * n_codes && !padded; j++) padded = SLOT(j) != 0;
-    if (padded) {
-        PyErr_Format(Malformed, "%s: StreamVByte%s codes are not canonical (padding or count)", where, name);
-        return NULL;
-    }
-    uint64_t *out = PyMem_Malloc((k ? k : 1) * sizeof(uint64_t));
-    if (!out) return (uint64_t *)PyErr_NoMemory();
-    const unsigned char *v = values;
-    for (Py_ssize_t j = 0; j < k; j++) {
-        int code = SLOT(j);
-        uint64_t value = 0;
-        for (int b = 0; b < widths[code]; b++) value |= (uint64_t)*v++ << 8 * b;
-        if ((value >> 8 != 0) + (value >> 16 != 0) + (value >> (wide ? 32 : 24) != 0) != code) {
-            PyMem_Free(out);
-            PyErr_Format(Malformed, "%s: StreamVByte%s value stored wider than needed (not canonical)", where, name);
-            return NULL;
-        }
-        out[j] = value;
-    }
-#undef SLOT
-    *count = k;
-    return out;
-}
-
-static int64_t *svb1234(PyObject *codes, PyObject *values, Py_ssize_t *count, const char *where) {
-    return (int64_t *)svb_values((const unsigned char *)PyBytes_AS_STRING(codes), PyBytes_GET_SIZE(codes),
-                                 (const unsigned char *)PyBytes_AS_STRING(values), PyBytes_GET_SIZE(values), 0,
-                                 count, where); /* 1234 values fit int64 */
-}
-
-/* svb_decode(codes, values, wide, where) -> the values as uint64, end to end. */
-PyObject *svb_decode(PyObject *self, PyObject *args) {
-    Py_buffer codes, values;
-    int wide;
-    const char *where;
-    if (!PyArg_ParseTuple(args, "y*y*ps", &codes, &values, &wide, &where)) return NULL;
-    Py_ssize_t count;
-    uint64_t *out = svb_values(codes.buf, codes.len, values.buf, values.len, wide, &count, where);
-    PyObject *result = out ? PyBytes_FromStringAndSize((const char *)out, 8 * count) : NULL;
-    PyMem_Free(out);
-    PyBuffer_Release(&codes);
-    PyBuffer_Release(&values);
-    return result;
-}
 
 typedef struct {
     const unsigned char *codes;
@@ -119,92 +59,120 @@ static inline void prefetch_shared(const Pieces *shared, const int64_t *ids, Py_
     }
 }
 
-static int read_entries(PyObject *const *parts, const Pieces *shared, Entries *e) {
-    const unsigned char *kinds = (const unsigned char *)PyBytes_AS_STRING(parts[0]);
-    const unsigned char *payload = (const unsigned char *)PyBytes_AS_STRING(parts[5]);
-    Py_ssize_t n = PyBytes_GET_SIZE(parts[0]), n_payload = PyBytes_GET_SIZE(parts[5]), n_ids, n_sized;
-    Py_ssize_t want_ids = 0, want_sized = 0, scratch = 0;
-    int64_t *ids = NULL, *sized = NULL;
-    int status = -1;
+/* The block dictionary's columns as stored: each entry's kind, the shared ids of the SHARED entries, the lengths
+ * of the LITERAL and BASE64 ones, and their payloads end to end (refs take 32 bytes each). */
+typedef struct {
+    const unsigned char *kinds, *payload;
+    Py_ssize_t n, n_payload, n_ids, n_sized;
+    int64_t *ids, *sized;
+} Stored;
+
+/* The stored columns read and checked against each other; the bytes the rendered refs and base64 need go to
+ * *scratch. */
+static int stored_of(PyObject *const *parts, Stored *st, Py_ssize_t *scratch) {
+    Py_ssize_t want_ids = 0, want_sized = 0, n = st->n = PyBytes_GET_SIZE(parts[0]);
+    st->kinds = (const unsigned char *)PyBytes_AS_STRING(parts[0]);
+    st->payload = (const unsigned char *)PyBytes_AS_STRING(parts[5]), st->n_payload = PyBytes_GET_SIZE(parts[5]);
     for (Py_ssize_t r = 0; r < n; r++) {
-        if (kinds[r] > SHARED) {
-            PyErr_Format(Malformed, "content column: bad dictionary entry kind %d", kinds[r]);
+        if (st->kinds[r] > SHARED) {
+            PyErr_Format(Malformed, "content column: bad dictionary entry kind %d", st->kinds[r]);
             return -1;
         }
-        want_ids += kinds[r] == SHARED;
-        want_sized += kinds[r] == LITERAL || kinds[r] == BASE64;
+        want_ids += st->kinds[r] == SHARED;
+        want_sized += st->kinds[r] == LITERAL || st->kinds[r] == BASE64;
     }
-    if (!(ids = svb1234(parts[1], parts[2], &n_ids, "content shared ids")) ||
-        !(sized = svb1234(parts[3], parts[4], &n_sized, "content entry lengths")))
-        goto done;
-    if (n_ids != want_ids || n_sized != want_sized) {
+    if (!(st->ids = svb1234(parts[1], parts[2], &st->n_ids, "content shared ids")) ||
+        !(st->sized = svb1234(parts[3], parts[4], &st->n_sized, "content entry lengths")))
+        return -1;
+    if (st->n_ids != want_ids || st->n_sized != want_sized) {
         PyErr_SetString(Malformed, "content column: entry kinds disagree with the shared ids or the lengths");
-        goto done;
+        return -1;
     }
     int64_t total = 0;
+    *scratch = 0;
     for (Py_ssize_t r = 0, j = 0; r < n; r++) {
-        int kind = kinds[r];
+        int kind = st->kinds[r];
         if (kind == SHARED) continue;
-        int64_t len = kind == LITERAL || kind == BASE64 ? sized[j++] : 32;
+        int64_t len = kind == LITERAL || kind == BASE64 ? st->sized[j++] : 32;
         total += len;
-        scratch += kind == LITERAL ? 0 : kind == BASE64 ? 4 * ((len + 2) / 3) : 45 + (int64_t)strlen(SUFFIXES[kind]);
+        *scratch += kind == LITERAL ? 0 : kind == BASE64 ? 4 * ((len + 2) / 3) : 45 + (int64_t)strlen(SUFFIXES[kind]);
     }
-    if (total != n_payload) {
+    if (total != st->n_payload) {
         PyErr_SetString(Malformed, "content column: the entry payloads do not add up");
-        goto done;
+        return -1;
     }
-    e->n = n;
-    e->hole = -1;
-    e->token = PyMem_Malloc((n ? n : 1) * sizeof(Slice));
-    e->scratch = PyMem_Malloc(scratch ? scratch : 1);
-    if (!e->token || !e->scratch) {
-        PyErr_NoMemory();
-        goto done;
+    return 0;
+}
+
+/* An entry's own text: a literal as it is (the leaf end, a lone 0x00, noted in e->hole), a ref or base64 entry
+ * rendered at *out. */
+static int own_entry(Entries *e, Py_ssize_t r, int kind, const unsigned char *at, int64_t len, unsigned char **out) {
+    if (kind == LITERAL) {
+        e->token[r] = slice_of(at, len);
+        if (memchr(at, 0, len)) { /* refs and base64 payloads are binary */
+            if (len != 1) {
+                PyErr_SetString(Malformed, "content column: a token other than the leaf end contains a 0x00 byte");
+                return -1;
+            }
+            if (e->hole < 0) e->hole = r;
+        }
+        return 0;
     }
+    unsigned char *text = *out, *o = *out;
+    if (kind != BASE64) *o++ = SIGILS[kind][0];
+    base64_into(o, at, len);
+    o += 4 * ((len + 2) / 3);
+    if (kind != BASE64) {
+        size_t suffix = strlen(SUFFIXES[kind]);
+        memcpy(o, SUFFIXES[kind], suffix);
+        o += suffix;
+    }
+    e->token[r] = slice_of(text, o - text);
+    *out = o;
+    return 0;
+}
+
+/* Each rank's text: a shared token where it lies in the shared dictionary, the block's own rendered. */
+static int entry_texts(const Stored *st, const Pieces *shared, Entries *e) {
     unsigned char *out = e->scratch;
-    const unsigned char *at = payload;
-    for (Py_ssize_t r = 0, j = 0, k = 0; r < n; r++) {
-        int kind = kinds[r];
+    const unsigned char *at = st->payload;
+    for (Py_ssize_t r = 0, j = 0, k = 0; r < st->n; r++) {
+        int kind = st->kinds[r];
         if (kind == SHARED) {
             const unsigned char *text;
             int64_t len;
-            prefetch_shared(shared, ids, n_ids, k);
-            if (ids[k] >= shared->n || piece(shared, ids[k], &text, &len) < 0) {
+            prefetch_shared(shared, st->ids, st->n_ids, k);
+            if (st->ids[k] >= shared->n || piece(shared, st->ids[k], &text, &len) < 0) {
                 PyErr_Format(Malformed, "content column: a shared token id beyond %zd entries", shared->n);
-                goto done;
+                return -1;
             }
             e->token[r] = slice_of(text, len);
             k++;
             continue;
         }
-        int64_t len = kind == LITERAL || kind == BASE64 ? sized[j++] : 32;
-        if (kind == LITERAL) {
-            e->token[r] = slice_of(at, len);
-            if (memchr(at, 0, len)) { /* refs and base64 payloads are binary */
-                if (len != 1) {
-                    PyErr_SetString(Malformed, "content column: a token other than the leaf end contains a 0x00 byte");
-                    goto done;
-                }
-                if (e->hole < 0) e->hole = r;
-            }
-        } else {
-            unsigned char *text = out;
-            if (kind != BASE64) *out++ = SIGILS[kind][0];
-            base64_into(out, at, len);
-            out += 4 * ((len + 2) / 3);
-            if (kind != BASE64) {
-                size_t suffix = strlen(SUFFIXES[kind]);
-                memcpy(out, SUFFIXES[kind], suffix);
-                out += suffix;
-            }
-            e->token[r] = slice_of(text, out - text);
-        }
+        int64_t len = kind == LITERAL || kind == BASE64 ? st->sized[j++] : 32;
+        if (own_entry(e, r, kind, at, len, &out) < 0) return -1;
         at += len;
     }
-    status = 0;
-done:
-    PyMem_Free(ids);
-    PyMem_Free(sized);
+    return 0;
+}
+
+static int read_entries(PyObject *const *parts, const Pieces *shared, Entries *e) {
+    Stored st = {0};
+    Py_ssize_t scratch;
+    int status = -1;
+    if (stored_of(parts, &st, &scratch) == 0) {
+        e->n = st.n;
+        e->hole = -1;
+        e->token = PyMem_Malloc((st.n ? st.n : 1) * sizeof(Slice));
+        e->scratch = PyMem_Malloc(scratch ? scratch : 1);
+        if (!e->token || !e->scratch)
+            PyErr_NoMemory();
+        else
+            status = entry_texts(&st, shared, e);
+    }
+    PyMem_Free(st.ids);
+    PyMem_Free(st.sized);
     return status;
 }
 
@@ -339,76 +307,80 @@ static int walk(Walk *w, Out *out, int64_t *offsets, int64_t *plain) {
     return 0;
 }
 
-PyObject *decode_column(PyObject *self, PyObject *args) {
-    PyObject *parts;
-    Py_ssize_t n;
-    Py_buffer sd, so, pd, po, first, holes;
-    if (!PyArg_ParseTuple(args, "O!ny*y*y*y*y*y*", &PyTuple_Type, &parts, &n, &sd, &so, &pd, &po, &first, &holes))
-        return NULL;
-    PyObject *result = NULL, *texts = NULL, *offsets = NULL, *plain = NULL;
-    Entries entries = {0};
-    int64_t *skeleton = NULL;
-    Pieces shared, skeleton_parts;
+/* The walk's tables from decode_column's arguments: the shared tokens, the skeletons' parts and their first part
+ * and hole count by skeleton id, the block's entries and each message's skeleton. */
+static int walk_of(Walk *w, PyObject *const *p, Py_ssize_t n, Py_buffer *const bufs[6], Pieces pieces[2],
+                   Entries *entries) {
     Py_ssize_t n_first, n_holes, n_skel;
-    if (PyTuple_GET_SIZE(parts) != 10) {
-        PyErr_SetString(Malformed, "content column: the wrong parts");
-        goto done;
-    }
-    PyObject *const *p = &PyTuple_GET_ITEM(parts, 0);
-    for (int k = 0; k < 10; k++) {
-        if (!PyBytes_Check(p[k])) {
-            PyErr_SetString(PyExc_TypeError, "decode_column: every part must be bytes");
-            goto done;
-        }
-    }
     int s = PyBytes_GET_SIZE(p[6]) == 1 ? (unsigned char)PyBytes_AS_STRING(p[6])[0] : 0;
     if (s < 1) {
         PyErr_Format(Malformed, "content tokens: dense code parameter s=%d outside 1..255", s);
-        goto done;
+        return -1;
     }
-    if (int64_buffer(&first, "first", &n_first) < 0 || int64_buffer(&holes, "holes", &n_holes) < 0 ||
-        pieces_of(&shared, &sd, &so, "shared") < 0 || pieces_of(&skeleton_parts, &pd, &po, "parts") < 0 ||
-        read_entries(p, &shared, &entries) < 0 || !(skeleton = svb1234(p[8], p[9], &n_skel, "content skeletons")))
-        goto done;
+    if (int64_buffer(bufs[4], "first", &n_first) < 0 || int64_buffer(bufs[5], "holes", &n_holes) < 0 ||
+        pieces_of(&pieces[0], bufs[0], bufs[1], "shared") < 0 || pieces_of(&pieces[1], bufs[2], bufs[3], "parts") < 0 ||
+        read_entries(p, &pieces[0], entries) < 0 || !(w->skeleton = svb1234(p[8], p[9], &n_skel, "content skeletons")))
+        return -1;
     if (n_skel != n) {
         PyErr_Format(Malformed, "content column: %zd skeleton ids for %zd messages, or an unknown id", n_skel, n);
-        goto done;
+        return -1;
     }
-    Walk w = {.dense = {.codes = (const unsigned char *)PyBytes_AS_STRING(p[7]), .len = PyBytes_GET_SIZE(p[7]), .s = s},
-              .entries = &entries, .parts = &skeleton_parts, .first = &first, .holes = &holes,
-              .n_skeletons = n_first < n_holes ? n_first : n_holes, .skeleton = skeleton, .n = n};
+    w->dense = (Dense){.codes = (const unsigned char *)PyBytes_AS_STRING(p[7]), .len = PyBytes_GET_SIZE(p[7]), .s = s};
+    w->entries = entries, w->parts = &pieces[1], w->first = bufs[4], w->holes = bufs[5];
+    w->n_skeletons = n_first < n_holes ? n_first : n_holes, w->n = n;
     int64_t width = s; /* ranks coded by codewords of one length: s, s*c, s*c**2 */
     for (int len = 1; len < 4; len++) { /* bases: the first rank of each codeword length */
-        w.dense.bases[len] = w.dense.bases[len - 1] + width;
+        w->dense.bases[len] = w->dense.bases[len - 1] + width;
         width *= 256 - s;
     }
+    return 0;
+}
+
+/* The walk written out: (texts, offsets, plain), or NULL with an error set. */
+static PyObject *walk_texts(Walk *w) {
     /* Room for 16 bytes a rank byte (texts run near 10) and a skeleton's worth a message: growing copies the texts,
      * while room never written is never paged in. Never 0 (the shared empty bytes); capped where walk stops. */
-    int64_t room = 16 * (int64_t)w.dense.len + 128 * (int64_t)n + 64;
+    int64_t room = 16 * (int64_t)w->dense.len + 128 * (int64_t)w->n + 64;
     Out out = {.cap = room < MAX_TEXTS + 16 ? room : MAX_TEXTS + 16};
+    PyObject *result = NULL, *texts = NULL, *offsets = NULL, *plain = NULL;
     if (!(out.bytes = PyBytes_FromStringAndSize(NULL, out.cap)) ||
-        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (n + 1))) || !(plain = PyBytes_FromStringAndSize(NULL, 8 * n)))
+        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (w->n + 1))) ||
+        !(plain = PyBytes_FromStringAndSize(NULL, 8 * w->n))) {
+        Py_XDECREF(out.bytes);
         goto done;
+    }
     out.data = (unsigned char *)PyBytes_AS_STRING(out.bytes);
     int64_t *ends = (int64_t *)PyBytes_AS_STRING(offsets); /* a bytes object's data is 8-aligned */
     ends[0] = 0;
-    int failed = walk(&w, &out, ends, (int64_t *)PyBytes_AS_STRING(plain)) < 0;
+    int failed = walk(w, &out, ends, (int64_t *)PyBytes_AS_STRING(plain)) < 0;
     texts = out.bytes; /* owned here from now on, whatever walk did to it */
-    if (failed || _PyBytes_Resize(&texts, out.len) < 0) goto done;
-    result = PyTuple_Pack(3, texts, offsets, plain);
+    if (!failed && _PyBytes_Resize(&texts, out.len) == 0) result = PyTuple_Pack(3, texts, offsets, plain);
 done:
     Py_XDECREF(texts);
     Py_XDECREF(offsets);
     Py_XDECREF(plain);
-    PyMem_Free(entries.token);
-    PyMem_Free(entries.scratch);
-    PyMem_Free(skeleton);
-    PyBuffer_Release(&sd);
-    PyBuffer_Release(&so);
-    PyBuffer_Release(&pd);
-    PyBuffer_Release(&po);
-    PyBuffer_Release(&first);
-    PyBuffer_Release(&holes);
     return result;
 }
 
+PyObject *decode_column(PyObject *self, PyObject *args) {
+    PyObject *parts, *result = NULL;
+    Py_ssize_t n;
+    Py_buffer sd, so, pd, po, first, holes;
+    if (!PyArg_ParseTuple(args, "O!ny*y*y*y*y*y*", &PyTuple_Type, &parts, &n, &sd, &so, &pd, &po, &first, &holes))
+        return NULL;
+    Py_buffer *const bufs[6] = {&sd, &so, &pd, &po, &first, &holes};
+    Entries entries = {0};
+    Pieces pieces[2];
+    Walk w = {0};
+    int complete = PyTuple_GET_SIZE(parts) == 10;
+    if (!complete) PyErr_SetString(Malformed, "content column: the wrong parts");
+    for (int k = 0; complete && k < 10; k++)
+        if (!(complete = PyBytes_Check(PyTuple_GET_ITEM(parts, k))))
+            PyErr_SetString(PyExc_TypeError, "decode_column: every part must be bytes");
+    if (complete && walk_of(&w, &PyTuple_GET_ITEM(parts, 0), n, bufs, pieces, &entries) == 0) result = walk_texts(&w);
+    PyMem_Free(entries.token);
+    PyMem_Free(entries.scratch);
+    PyMem_Free((void *)w.skeleton);
+    for (int k = 0; k < 6; k++) PyBuffer_Release(bufs[k]);
+    return result;
+}

@@ -1,6 +1,6 @@
+/* One message's envelope split off its content, as ssblab.archive.envelope.split does: from the encoding's lines
+ * where they settle it (split_text), otherwise from the parsed value (split_value). */
 #include "speedups.h"
-
-/* --- plan_block ----------------------------------------------------------------------------------------------- */
 
 static const char *const ENVELOPE[7] = {"previous", "author", "sequence", "timestamp", "hash", "content", "signature"};
 PyObject *ENVELOPE_KEYS[7], *TYPE_KEY;
@@ -85,17 +85,6 @@ PyObject *type_of(PyObject *value) {
         return PyBytes_FromStringAndSize(PyUnicode_DATA(kind), PyUnicode_GET_LENGTH(kind));
     return PyUnicode_AsEncodedString(kind, "utf-8", "surrogatepass");
 }
-
-/* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
- * types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their n + 1 int64 offsets, their
- * int64 hash_bytes, uint32 token stream): each list of distinct values first met first, each index an
- * int64 per message; block.plan of a block of Message tuples (value, encoded, id), or None when something is for
- * the Python route to report (a message that is not the author's next one, a text that will not encode, a content
- * holding 0x00).
- *
- * Most envelopes are settled from the encoding alone (split_text), without touching the parsed value; the
- * others take envelope.split's own route over the value (split_value). Contents are flattened where they lie in
- * the encodings, skeletons and types are interned, and each content's leaves are tokenized as soon as cut. */
 
 static const size_t ENVELOPE_LEN[7] = {8, 6, 8, 9, 4, 7, 9};
 

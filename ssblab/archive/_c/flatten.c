@@ -1,3 +1,5 @@
+/* text.flatten and text.TOKEN in C: a content text into its skeleton and leaves, the leaves into tokens, and the
+ * tables that intern skeletons and tokens; the skeletons' stored form (indent, store_skeleton). */
 #include "speedups.h"
 
 static unsigned char LEAF_START[256]; /* the bytes a text.LEAF match can start with, filled at import */
@@ -183,6 +185,12 @@ int64_t intern(Intern *t, const unsigned char *p, size_t len) {
     return (int64_t)t->n++;
 }
 
+void intern_free(Intern *t) {
+    PyMem_Free(t->slots);
+    PyMem_Free(t->items);
+    PyMem_Free(t->text.data);
+}
+
 /* The k-th distinct text of t as a new bytes object. */
 PyObject *interned_bytes(const Intern *t, size_t k) {
     return PyBytes_FromStringAndSize((const char *)t->text.data + t->items[k].start, t->items[k].len);
@@ -203,8 +211,6 @@ int tokenize(Intern *t, const Buf *leaves, Buf *stream) {
     }
     return 0;
 }
-
-/* --- skeletons and shared tokens ------------------------------------------------------------------------------ */
 
 static int put_indent(Buf *out, int64_t depth) {
     for (int64_t k = 0; k < depth; k++)

@@ -1,3 +1,5 @@
+/* plan_block: a block's messages split into the columns block.plan makes, in one pass (envelopes: envelope.c;
+ * contents: flatten.c). */
 #include "speedups.h"
 
 typedef struct { /* a coded column: the distinct values (first met first) and where each is in the list */
@@ -100,127 +102,169 @@ static inline void prefetch_messages(PyObject *messages, Py_ssize_t i) {
     }
 }
 
-PyObject *plan_block(PyObject *self, PyObject *args) {
-    PyObject *messages, *author, *previous, *keys_as_data;
-    PyObject *first_arg;
-    if (!PyArg_ParseTuple(args, "O!UOO!O!", &PyList_Type, &messages, &author, &previous, &PyLong_Type, &first_arg,
-                          &PyFrozenSet_Type, &keys_as_data))
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(messages);
-    PyObject *result = NULL, *skeletons = NULL, *distinct = NULL, *offsets = NULL, *hashes = NULL;
-    PyObject *token_stream = NULL, *stamps = PyBytes_FromStringAndSize(NULL, 8 * n), *signatures = PyBytes_FromStringAndSize(NULL, 64 * n);
-    PyObject *order_index = PyBytes_FromStringAndSize(NULL, 8 * n), *type_index = PyBytes_FromStringAndSize(NULL, 8 * n);
-    PyObject *skeleton_index = PyBytes_FromStringAndSize(NULL, 8 * n);
-    Coded orders = {PyList_New(0), NULL}, types = {PyList_New(0), PyDict_New()};
-    int codes[17];
-    Names names = {0};
-    Frames frames = {0};
-    Buf skeleton = {0}, leaves = {0}, stream = {0};
-    Intern shapes = {0}, tokens = {0};
-    Expect ex = {0};
-    if (!stamps || !signatures || !order_index || !type_index || !skeleton_index || !orders.list || !types.list || !types.places)
-        goto done;
+/* A block being planned: its arguments, what is known of the next message, and the columns made so far. */
+typedef struct {
+    PyObject *messages, *author, *keys_as_data;
+    Py_ssize_t n;
+    long long first;
+    Expect ex;
+    PyObject *stamps, *signatures, *order_index, *type_index, *skeleton_index; /* one value a message */
+    Coded orders, types;
+    int codes[17]; /* each order's key order, coded (order_place) */
+    int64_t last;  /* the last timestamp (a verbatim message repeats it) */
+    Names names;
+    Frames frames;
+    Buf skeleton, leaves, stream;
+    Intern shapes, tokens;
+} Plan;
+
+static int plan_start(Plan *p, PyObject *previous, PyObject *first_arg) {
+    Py_ssize_t n = p->n = PyList_GET_SIZE(p->messages);
+    PyObject **columns[] = {&p->stamps, &p->order_index, &p->type_index, &p->skeleton_index};
+    for (size_t k = 0; k < sizeof columns / sizeof *columns; k++)
+        if (!(*columns[k] = PyBytes_FromStringAndSize(NULL, 8 * n))) return -1;
+    if (!(p->signatures = PyBytes_FromStringAndSize(NULL, 64 * n)) || !(p->orders.list = PyList_New(0)) ||
+        !(p->types.list = PyList_New(0)) || !(p->types.places = PyDict_New()))
+        return -1;
     int overflow;
-    long long first = PyLong_AsLongLongAndOverflow(first_arg, &overflow);
-    if (overflow || first > LLONG_MAX - n) goto fallback; /* the sequences must not overflow */
-    if (!(ex.author = PyUnicode_AsUTF8AndSize(author, &ex.author_len))) goto fallback;
-    if (previous != Py_None && !(PyUnicode_Check(previous) && (ex.previous = PyUnicode_AsUTF8AndSize(previous, &ex.previous_len))))
-        goto fallback;
-    int64_t last = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        prefetch_messages(messages, i);
-        PyObject *msg = PyList_GET_ITEM(messages, i);
-        if (!is_message(msg)) goto fallback;
-        PyObject *value = PyTuple_GET_ITEM(msg, 0), *enc = PyTuple_GET_ITEM(msg, 1), *id = PyTuple_GET_ITEM(msg, 2);
-        if (!PyBytes_Check(enc) || !PyUnicode_Check(id)) goto fallback; /* the value is read only when needed */
-        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(enc);
-        Py_ssize_t size = PyBytes_GET_SIZE(enc);
-        Buf seq = {(unsigned char *)ex.sequence, 0, sizeof ex.sequence};
-        put_int(&seq, first + i);
-        ex.sequence_len = seq.len;
-        Split sp;
-        int derivable = split_text(s, size, &ex, &sp), flag = 0, kind = -1;
-        const unsigned char *type_p = NULL;
-        size_t type_len = 0;
-        if (derivable) {
-            kind = type_text(s + sp.start, sp.end - sp.start, &type_p, &type_len);
-        } else {
-            if (!PyDict_Check(value)) goto fallback;
-            derivable = split_value(value, s, size, author, first + i, &ex, &frames, &sp);
-            if (derivable == -2) goto fallback; /* not one feed in order: the Python route raises NotArchivable */
-            if (derivable < 0) goto done;
-        }
-        int64_t type = kind == 1   ? type_named(&types, &names, type_p, type_len, keys_as_data, &flag)
-                       : kind == 0 ? place_of(&types, Py_None)
-                                   : type_valued(&types, value, keys_as_data, &flag);
-        int64_t order = order_place(&orders, codes, sp.order, derivable);
-        if (type < 0 || order == -1) goto done;
-        if (order == -2) goto fallback;
-        memcpy(PyBytes_AS_STRING(type_index) + 8 * i, &type, 8);
-        memcpy(PyBytes_AS_STRING(order_index) + 8 * i, &order, 8);
-        last = derivable ? sp.stamp : last;
-        memcpy(PyBytes_AS_STRING(stamps) + 8 * i, &last, 8);
-        if (derivable)
-            memcpy(PyBytes_AS_STRING(signatures) + 64 * i, sp.raw, 64);
-        else
-            memset(PyBytes_AS_STRING(signatures) + 64 * i, 0, 64), sp.start = 0, sp.end = size;
-        const unsigned char *content = s + sp.start;
-        size_t content_len = sp.end - sp.start;
-        if (memchr(content, 0, content_len)) goto fallback; /* not a V8 encoding: the Python route reports it */
-        skeleton.len = leaves.len = 0; /* tokenized while in cache: the tables keep each distinct text */
-        if (flatten_one(content, content_len, derivable && flag, &skeleton, &leaves) < 0 || pad(&skeleton) < 0 ||
-            pad(&leaves) < 0)
-            goto done;
-        int64_t shape = intern(&shapes, skeleton.data, skeleton.len);
-        if (shape < 0 || tokenize(&tokens, &leaves, &stream) < 0) goto done;
-        memcpy(PyBytes_AS_STRING(skeleton_index) + 8 * i, &shape, 8);
-        if (!(ex.previous = PyUnicode_AsUTF8AndSize(id, &ex.previous_len))) goto fallback;
+    p->first = PyLong_AsLongLongAndOverflow(first_arg, &overflow);
+    if (overflow || p->first > LLONG_MAX - n) return 1; /* the sequences must not overflow */
+    if (!(p->ex.author = PyUnicode_AsUTF8AndSize(p->author, &p->ex.author_len))) return 1;
+    if (previous != Py_None &&
+        !(PyUnicode_Check(previous) && (p->ex.previous = PyUnicode_AsUTF8AndSize(previous, &p->ex.previous_len))))
+        return 1;
+    return 0;
+}
+
+/* Message i's envelope split, from its encoding s or else its value: 1 derivable, 0 verbatim, -2 for the Python
+ * route, -1 on error. Its type's place goes to *type. */
+static int plan_envelope(Plan *p, PyObject *value, const unsigned char *s, Py_ssize_t size, Py_ssize_t i, Split *sp,
+                         int64_t *type, int *flag) {
+    Buf seq = {(unsigned char *)p->ex.sequence, 0, sizeof p->ex.sequence};
+    put_int(&seq, p->first + i);
+    p->ex.sequence_len = seq.len;
+    int derivable = split_text(s, size, &p->ex, sp), kind = -1;
+    const unsigned char *type_p = NULL;
+    size_t type_len = 0;
+    if (derivable) {
+        kind = type_text(s + sp->start, sp->end - sp->start, &type_p, &type_len);
+    } else {
+        if (!PyDict_Check(value)) return -2;
+        derivable = split_value(value, s, size, p->author, p->first + i, &p->ex, &p->frames, sp);
+        if (derivable < 0) return derivable; /* -2: not one feed in order, the Python route raises NotArchivable */
     }
-    if (!(skeletons = PyList_New(shapes.n)) ||
-        !(distinct = PyBytes_FromStringAndSize((const char *)tokens.text.data, tokens.text.len)) ||
-        !(offsets = PyBytes_FromStringAndSize(NULL, 8 * (tokens.n + 1))) ||
-        !(hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens.n)))
-        goto done;
-    for (size_t k = 0; k < shapes.n; k++) {
-        PyObject *item = interned_bytes(&shapes, k);
-        if (!item) goto done;
+    *type = kind == 1   ? type_named(&p->types, &p->names, type_p, type_len, p->keys_as_data, flag)
+            : kind == 0 ? place_of(&p->types, Py_None)
+                        : type_valued(&p->types, value, p->keys_as_data, flag);
+    return *type < 0 ? -1 : derivable;
+}
+
+/* Message i's content flattened and tokenized while in cache (the tables keep each distinct text); 0, 1 for the
+ * Python route (a content holding 0x00 is no V8 encoding: that route reports it), -1 on error. */
+static int plan_content(Plan *p, const unsigned char *content, size_t len, int keys_as_data, Py_ssize_t i) {
+    if (memchr(content, 0, len)) return 1;
+    p->skeleton.len = p->leaves.len = 0;
+    if (flatten_one(content, len, keys_as_data, &p->skeleton, &p->leaves) < 0 || pad(&p->skeleton) < 0 ||
+        pad(&p->leaves) < 0)
+        return -1;
+    int64_t shape = intern(&p->shapes, p->skeleton.data, p->skeleton.len);
+    if (shape < 0 || tokenize(&p->tokens, &p->leaves, &p->stream) < 0) return -1;
+    memcpy(PyBytes_AS_STRING(p->skeleton_index) + 8 * i, &shape, 8);
+    return 0;
+}
+
+/* Message i planned: 0, 1 for the Python route, -1 on error. */
+static int plan_message(Plan *p, Py_ssize_t i) {
+    prefetch_messages(p->messages, i);
+    PyObject *msg = PyList_GET_ITEM(p->messages, i);
+    if (!is_message(msg)) return 1;
+    PyObject *value = PyTuple_GET_ITEM(msg, 0), *enc = PyTuple_GET_ITEM(msg, 1), *id = PyTuple_GET_ITEM(msg, 2);
+    if (!PyBytes_Check(enc) || !PyUnicode_Check(id)) return 1; /* the value is read only when needed */
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(enc);
+    Py_ssize_t size = PyBytes_GET_SIZE(enc);
+    Split sp;
+    int64_t type, order;
+    int flag = 0, derivable = plan_envelope(p, value, s, size, i, &sp, &type, &flag);
+    if (derivable < 0) return derivable == -2 ? 1 : -1;
+    if ((order = order_place(&p->orders, p->codes, sp.order, derivable)) < 0) return order == -2 ? 1 : -1;
+    memcpy(PyBytes_AS_STRING(p->type_index) + 8 * i, &type, 8);
+    memcpy(PyBytes_AS_STRING(p->order_index) + 8 * i, &order, 8);
+    p->last = derivable ? sp.stamp : p->last;
+    memcpy(PyBytes_AS_STRING(p->stamps) + 8 * i, &p->last, 8);
+    if (derivable)
+        memcpy(PyBytes_AS_STRING(p->signatures) + 64 * i, sp.raw, 64);
+    else
+        memset(PyBytes_AS_STRING(p->signatures) + 64 * i, 0, 64), sp.start = 0, sp.end = size;
+    int status = plan_content(p, s + sp.start, sp.end - sp.start, derivable && flag, i);
+    if (status) return status;
+    return (p->ex.previous = PyUnicode_AsUTF8AndSize(id, &p->ex.previous_len)) ? 0 : 1;
+}
+
+/* The twelve columns plan_block returns. */
+static PyObject *plan_result(Plan *p) {
+    Intern *tokens = &p->tokens;
+    PyObject *result = NULL, *skeletons = PyList_New(p->shapes.n);
+    PyObject *distinct = PyBytes_FromStringAndSize((const char *)tokens->text.data, tokens->text.len);
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, 8 * (tokens->n + 1));
+    PyObject *hashes = PyBytes_FromStringAndSize(NULL, 8 * tokens->n);
+    PyObject *stream = PyBytes_FromStringAndSize((const char *)p->stream.data, p->stream.len);
+    int complete = skeletons && distinct && offsets && hashes && stream;
+    for (size_t k = 0; complete && k < p->shapes.n; k++) {
+        PyObject *item = interned_bytes(&p->shapes, k);
+        if (!(complete = item != NULL)) break;
         PyList_SET_ITEM(skeletons, k, item);
     }
-    int64_t *starts = (int64_t *)PyBytes_AS_STRING(offsets); /* a bytes object's data is 8-aligned */
-    for (size_t k = 0; k < tokens.n; k++) {
-        memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &tokens.items[k].hash, 8);
-        starts[k] = (int64_t)tokens.items[k].start;
+    if (complete) {
+        int64_t *starts = (int64_t *)PyBytes_AS_STRING(offsets); /* a bytes object's data is 8-aligned */
+        for (size_t k = 0; k < tokens->n; k++) {
+            memcpy(PyBytes_AS_STRING(hashes) + 8 * k, &tokens->items[k].hash, 8);
+            starts[k] = (int64_t)tokens->items[k].start;
+        }
+        starts[tokens->n] = (int64_t)tokens->text.len;
+        result = PyTuple_Pack(12, p->stamps, p->signatures, p->orders.list, p->order_index, p->types.list,
+                              p->type_index, skeletons, p->skeleton_index, distinct, offsets, hashes, stream);
     }
-    starts[tokens.n] = (int64_t)tokens.text.len;
-    if ((token_stream = PyBytes_FromStringAndSize((const char *)stream.data, stream.len)))
-        result = PyTuple_Pack(12, stamps, signatures, orders.list, order_index, types.list, type_index, skeletons,
-                              skeleton_index, distinct, offsets, hashes, token_stream);
-    goto done;
-fallback:
-    PyErr_Clear();
-    result = Py_NewRef(Py_None);
-done:
-    for (int k = 0; k < names.n; k++) Py_DECREF(names.names[k]);
-    Py_XDECREF(orders.list);
-    Py_XDECREF(types.list);
-    Py_XDECREF(types.places);
-    Py_XDECREF(order_index);
-    Py_XDECREF(type_index);
-    Py_XDECREF(stamps);
-    Py_XDECREF(signatures);
-    Py_XDECREF(skeleton_index);
-    Py_XDECREF(skeletons);
-    Py_XDECREF(distinct);
-    Py_XDECREF(offsets);
-    Py_XDECREF(hashes);
-    Py_XDECREF(token_stream);
-    Buf *bufs[] = {&frames.head, &frames.tail, &frames.numbers[0], &frames.numbers[1], &frames.previous, &skeleton,
-                   &leaves, &stream, &shapes.text, &tokens.text};
-    for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) PyMem_Free(bufs[k]->data);
-    PyMem_Free(shapes.slots);
-    PyMem_Free(shapes.items);
-    PyMem_Free(tokens.slots);
-    PyMem_Free(tokens.items);
+    PyObject *made[] = {skeletons, distinct, offsets, hashes, stream};
+    for (size_t k = 0; k < sizeof made / sizeof *made; k++) Py_XDECREF(made[k]);
     return result;
 }
 
+static void plan_free(Plan *p) {
+    for (int k = 0; k < p->names.n; k++) Py_DECREF(p->names.names[k]);
+    PyObject *objects[] = {p->orders.list, p->types.list, p->types.places, p->order_index, p->type_index,
+                           p->stamps, p->signatures, p->skeleton_index};
+    for (size_t k = 0; k < sizeof objects / sizeof *objects; k++) Py_XDECREF(objects[k]);
+    Buf *bufs[] = {&p->frames.head, &p->frames.tail, &p->frames.numbers[0], &p->frames.numbers[1],
+                   &p->frames.previous, &p->skeleton, &p->leaves, &p->stream};
+    for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) PyMem_Free(bufs[k]->data);
+    intern_free(&p->shapes);
+    intern_free(&p->tokens);
+}
+
+/* plan_block(messages, author, previous, first, keys_as_data) -> (timestamps, signatures, orders, order indexes,
+ * types, type indexes, skeletons, skeleton indexes, distinct tokens end to end, their n + 1 int64 offsets, their
+ * int64 hash_bytes, uint32 token stream): each list of distinct values first met first, each index an
+ * int64 per message; block.plan of a block of Message tuples (value, encoded, id), or None when something is for
+ * the Python route to report (a message that is not the author's next one, a text that will not encode, a content
+ * holding 0x00).
+ *
+ * Most envelopes are settled from the encoding alone (split_text), without touching the parsed value; the
+ * others take envelope.split's own route over the value (split_value). Contents are flattened where they lie in
+ * the encodings, skeletons and types are interned, and each content's leaves are tokenized as soon as cut. */
+PyObject *plan_block(PyObject *self, PyObject *args) {
+    Plan p = {0};
+    PyObject *previous, *first_arg, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O!UOO!O!", &PyList_Type, &p.messages, &p.author, &previous, &PyLong_Type,
+                          &first_arg, &PyFrozenSet_Type, &p.keys_as_data))
+        return NULL;
+    int status = plan_start(&p, previous, first_arg);
+    for (Py_ssize_t i = 0; status == 0 && i < p.n; i++) status = plan_message(&p, i);
+    if (status == 0) {
+        result = plan_result(&p);
+    } else if (status > 0) { /* for the Python route, which names what is wrong */
+        PyErr_Clear();
+        result = Py_NewRef(Py_None);
+    }
+    plan_free(&p);
+    return result;
+}

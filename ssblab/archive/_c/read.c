@@ -1,6 +1,6 @@
+/* read_block: a MessageBlock blob's fields, read straight from the FlatBuffer when the blob is regular (the Python
+ * reader reads anything else, and names what is wrong). */
 #include "speedups.h"
-
-/* --- read_block ---------------------------------------------------------------------------------------------- */
 
 /* A FlatBuffer being read: every position checked to lie inside it. */
 typedef struct {

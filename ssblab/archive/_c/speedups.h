@@ -11,7 +11,9 @@
  *             at a time; message_texts, each message's signed JSON once the ids are known; id_texts.
  * flatten.c:  content texts into skeletons and leaves, leaves into tokens, and the tables that intern them.
  * tokens.c:   the TOKEN dictionary: tokens repeated across blocks, its entries and its lookup table.
- * encode.c:   encode_column, a block's tokens into the content column; StreamVByte coding.
+ * encode.c:   encode_column, a block's tokens into the content column.
+ * svb.c:      StreamVByte columns both ways.
+ * rows.c:     a decoded block's rows, as block_digests and message_texts take them.
  * builder.c, blob.c: the MessageBlock and Bundle blobs, laid out byte for byte as the Python builder does.
  * envelope.c, plan.c: plan_block, a block's messages split into columns in one pass.
  * module.c:   the method table and what is set up at import.
@@ -268,8 +270,35 @@ int tokenize(Intern *t, const Buf *leaves, Buf *stream);
 int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned char *tok, size_t len, uint64_t h);
 int entry_of(const unsigned char *tok, size_t len, unsigned char *raw, const unsigned char **payload, size_t *size);
 
-/* encode.c */
+/* svb.c */
+int64_t *svb1234(PyObject *codes, PyObject *values, Py_ssize_t *count, const char *where);
+int svb_encode(const uint64_t *values, Py_ssize_t n, int wide, PyObject **codes, PyObject **data);
 Py_ssize_t svb_into(const uint64_t *values, Py_ssize_t n, int wide, unsigned char *codes, unsigned char *data);
+
+/* rows.c: a block's rows (what every message's text is made of) */
+enum { F_PREVIOUS, F_SEQUENCE, F_TIMESTAMP, F_CONTENT, F_SIGNATURE, N_FIELDS };
+
+typedef struct {
+    const char *text; /* a constant part, or NULL for a field */
+    Py_ssize_t len;
+    int field;
+} Part;
+
+/* A decoded block's columns, as rebuild.block_args gives them: what every message's text is made of. */
+typedef struct {
+    Py_buffer contents, offsets, plain, layout_of, timestamps, signatures;
+    int held; /* how many of the buffers above are held */
+    Py_ssize_t n;
+    long long sequence_base;
+    const unsigned char *previous; /* the first message's previous id, or NULL for null */
+    Part **layouts;
+    Py_ssize_t n_layouts;
+    PyObject *where; /* names the block in errors */
+} Rows;
+
+
+int rows_of(PyObject *args, Rows *r);
+void release_rows(Rows *r);
 
 /* builder.c: a FlatBuffer built back to front (see there) */
 typedef struct {

@@ -1,3 +1,5 @@
+/* The TOKEN dictionary's side of the archive: the tokens repeated across blocks (its candidates), its entries
+ * (a kind byte and a payload) both ways, and the token_slots table encode_column finds shared tokens in. */
 #include "speedups.h"
 
 typedef struct { /* a token first met: its hash and first 8 bytes (zero-padded), where it lies, in how many blocks */
@@ -6,6 +8,96 @@ typedef struct { /* a token first met: its hash and first 8 bytes (zero-padded),
     uint32_t len, count;
 } Met;
 
+/* The blocks' tokens being counted: each block's three buffers, its tokens as Pieces, and the tokens met so far in
+ * open addressing (a slot holds a hash tag in its high half beside an index + 1 into met; 0: empty). */
+typedef struct {
+    Py_buffer *views;
+    Py_ssize_t n_blocks, n_views, total;
+    Pieces *blocks;
+    uint64_t *slots;
+    size_t mask, n;
+    Met *met;
+} Counts;
+
+/* Each block's buffers taken and checked, and the tables sized for all their tokens. */
+static int counts_start(Counts *c, PyObject *texts, PyObject *offsets, PyObject *hashes) {
+    c->n_blocks = PyList_GET_SIZE(texts);
+    if (PyList_GET_SIZE(offsets) != c->n_blocks || PyList_GET_SIZE(hashes) != c->n_blocks) {
+        PyErr_SetString(PyExc_ValueError, "repeated_tokens: texts, offsets and hashes of as many blocks");
+        return -1;
+    }
+    c->views = PyMem_Calloc(3 * c->n_blocks + 1, sizeof(Py_buffer));
+    c->blocks = PyMem_Calloc(c->n_blocks + 1, sizeof(Pieces));
+    if (!c->views || !c->blocks) return PyErr_NoMemory(), -1;
+    for (Py_ssize_t b = 0; b < c->n_blocks; b++) {
+        Py_buffer *v = &c->views[3 * b];
+        PyObject *parts[3] = {PyList_GET_ITEM(texts, b), PyList_GET_ITEM(offsets, b), PyList_GET_ITEM(hashes, b)};
+        for (int k = 0; k < 3; k++, c->n_views++)
+            if (PyObject_GetBuffer(parts[k], &v[k], PyBUF_SIMPLE) < 0) return -1;
+        if (pieces_of(&c->blocks[b], &v[0], &v[1], "repeated_tokens") < 0) return -1;
+        if (v[2].len != 8 * c->blocks[b].n) {
+            PyErr_SetString(PyExc_ValueError, "repeated_tokens: one int64 hash per token");
+            return -1;
+        }
+        c->total += c->blocks[b].n;
+    }
+    if ((uint64_t)c->total >= UINT32_MAX / 2) return PyErr_NoMemory(), -1; /* indexes and lengths are 32-bit */
+    size_t size = 16;
+    while (2 * size < 3 * (size_t)c->total) size *= 2; /* no fuller than 2/3, and less as tokens repeat */
+    c->mask = size - 1;
+    c->slots = PyMem_Calloc(size, sizeof(uint64_t));
+    c->met = PyMem_Malloc((c->total + 1) * sizeof(Met));
+    return c->slots && c->met ? 0 : (PyErr_NoMemory(), -1);
+}
+
+/* Counts block b's tokens: each distinct token of a block once, so a count past 1 is a token of several blocks. */
+static int count_block(Counts *c, Py_ssize_t b) {
+    const Pieces *block = &c->blocks[b];
+    const unsigned char *h = c->views[3 * b + 2].buf;
+    uint64_t *slots = c->slots;
+    for (Py_ssize_t k = 0; k < block->n; k++) {
+        uint64_t key, ahead, head = 0;
+        if (k + 16 < block->n) { /* most lookups miss the cache: fetch the slots a few tokens ahead */
+            memcpy(&ahead, h + 8 * (k + 16), 8);
+            __builtin_prefetch(&slots[ahead & c->mask]);
+        }
+        const unsigned char *tok;
+        int64_t len;
+        if (piece(block, k, &tok, &len) < 0 || len > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "repeated_tokens: offsets outside the texts");
+            return -1;
+        }
+        memcpy(&key, h + 8 * k, 8);
+        uint64_t tag = key & 0xFFFFFFFF00000000ULL;
+        memcpy(&head, tok, len < 8 ? len : 8);
+        size_t at = key & c->mask;
+        for (; slots[at]; at = (at + 1) & c->mask) {
+            const Met *known = &c->met[(slots[at] & 0xFFFFFFFF) - 1];
+            if ((slots[at] & 0xFFFFFFFF00000000ULL) == tag && known->hash == key && known->len == len &&
+                known->head == head && (len <= 8 || same_tail(known->text, tok, len)))
+                break;
+        }
+        if (!slots[at]) {
+            slots[at] = tag | ++c->n;
+            c->met[c->n - 1] = (Met){key, head, tok, (uint32_t)len, 0};
+        }
+        c->met[(slots[at] & 0xFFFFFFFF) - 1].count++;
+    }
+    return 0;
+}
+
+/* The tokens counted more than once, first met first. */
+static PyObject *repeated_list(const Counts *c) {
+    PyObject *out = PyList_New(0);
+    for (size_t k = 0; out && k < c->n; k++) {
+        if (c->met[k].count < 2) continue;
+        PyObject *tok = PyBytes_FromStringAndSize((const char *)c->met[k].text, c->met[k].len);
+        if (!tok || PyList_Append(out, tok) < 0) Py_CLEAR(out);
+        Py_XDECREF(tok);
+    }
+    return out;
+}
+
 /* repeated_tokens(texts, offsets, hashes) -> the tokens (bytes) met in more than one block, in the order first met:
  * what block._shared_candidates counts, without a Python object per token. Per block: its distinct tokens end to
  * end, their n + 1 int64 offsets and their int64 hash_bytes (what plan_block returns). */
@@ -13,94 +105,15 @@ PyObject *repeated_tokens(PyObject *self, PyObject *args) {
     PyObject *texts, *offsets, *hashes, *out = NULL;
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &texts, &PyList_Type, &offsets, &PyList_Type, &hashes))
         return NULL;
-    Py_ssize_t n_blocks = PyList_GET_SIZE(texts), n_views = 0, total = 0;
-    if (PyList_GET_SIZE(offsets) != n_blocks || PyList_GET_SIZE(hashes) != n_blocks) {
-        PyErr_SetString(PyExc_ValueError, "repeated_tokens: texts, offsets and hashes of as many blocks");
-        return NULL;
-    }
-    Py_buffer *views = PyMem_Calloc(3 * n_blocks + 1, sizeof(Py_buffer));
-    Pieces *blocks = PyMem_Calloc(n_blocks + 1, sizeof(Pieces));
-    uint64_t *slots = NULL; /* open addressing: a hash tag (high half) beside an index + 1 into met (0: empty) */
-    Met *met = NULL;
-    size_t n = 0, mask = 0;
-    if (!views || !blocks) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t b = 0; b < n_blocks; b++) {
-        Py_buffer *v = &views[3 * b];
-        PyObject *parts[3] = {PyList_GET_ITEM(texts, b), PyList_GET_ITEM(offsets, b), PyList_GET_ITEM(hashes, b)};
-        for (int k = 0; k < 3; k++, n_views++)
-            if (PyObject_GetBuffer(parts[k], &v[k], PyBUF_SIMPLE) < 0) goto done;
-        if (pieces_of(&blocks[b], &v[0], &v[1], "repeated_tokens") < 0) goto done;
-        if (v[2].len != 8 * blocks[b].n) {
-            PyErr_SetString(PyExc_ValueError, "repeated_tokens: one int64 hash per token");
-            goto done;
-        }
-        total += blocks[b].n;
-    }
-    if ((uint64_t)total >= UINT32_MAX / 2) {
-        PyErr_NoMemory(); /* indexes and lengths are 32-bit */
-        goto done;
-    }
-    size_t size = 16;
-    while (2 * size < 3 * (size_t)total) size *= 2; /* no fuller than 2/3, and less as tokens repeat */
-    mask = size - 1;
-    slots = PyMem_Calloc(size, sizeof(uint64_t));
-    met = PyMem_Malloc((total + 1) * sizeof(Met));
-    if (!slots || !met) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t b = 0; b < n_blocks; b++) {
-        const Pieces *block = &blocks[b];
-        const unsigned char *h = views[3 * b + 2].buf;
-        for (Py_ssize_t k = 0; k < block->n; k++) {
-            if (k + 16 < block->n) { /* most lookups miss the cache: fetch the slots a few tokens ahead */
-                uint64_t ahead;
-                memcpy(&ahead, h + 8 * (k + 16), 8);
-                __builtin_prefetch(&slots[ahead & mask]);
-            }
-            const unsigned char *tok;
-            int64_t len;
-            uint64_t key;
-            if (piece(block, k, &tok, &len) < 0 || len > UINT32_MAX) {
-                PyErr_SetString(PyExc_ValueError, "repeated_tokens: offsets outside the texts");
-                goto done;
-            }
-            memcpy(&key, h + 8 * k, 8);
-            uint64_t head = 0, tag = key & 0xFFFFFFFF00000000ULL;
-            memcpy(&head, tok, len < 8 ? len : 8);
-            size_t at = key & mask;
-            for (; slots[at]; at = (at + 1) & mask) {
-                const Met *known = &met[(slots[at] & 0xFFFFFFFF) - 1];
-                if ((slots[at] & 0xFFFFFFFF00000000ULL) == tag && known->hash == key && known->len == len &&
-                    known->head == head && (len <= 8 || same_tail(known->text, tok, len)))
-                    break;
-            }
-            if (!slots[at]) {
-                slots[at] = tag | ++n;
-                met[n - 1] = (Met){key, head, tok, (uint32_t)len, 0};
-            }
-            met[(slots[at] & 0xFFFFFFFF) - 1].count++;
-        }
-    }
-    if (!(out = PyList_New(0))) goto done;
-    for (size_t k = 0; k < n; k++) {
-        PyObject *tok = met[k].count > 1 ? PyBytes_FromStringAndSize((const char *)met[k].text, met[k].len) : NULL;
-        if (met[k].count > 1 && (!tok || PyList_Append(out, tok) < 0)) {
-            Py_XDECREF(tok);
-            Py_CLEAR(out);
-            break;
-        }
-        Py_XDECREF(tok);
-    }
-done:
-    for (Py_ssize_t k = 0; views && k < n_views; k++) PyBuffer_Release(&views[k]);
-    PyMem_Free(views);
-    PyMem_Free(blocks);
-    PyMem_Free(slots);
-    PyMem_Free(met);
+    Counts c = {0};
+    int status = counts_start(&c, texts, offsets, hashes);
+    for (Py_ssize_t b = 0; status == 0 && b < c.n_blocks; b++) status = count_block(&c, b);
+    if (status == 0) out = repeated_list(&c);
+    for (Py_ssize_t k = 0; c.views && k < c.n_views; k++) PyBuffer_Release(&c.views[k]);
+    PyMem_Free(c.views);
+    PyMem_Free(c.blocks);
+    PyMem_Free(c.slots);
+    PyMem_Free(c.met);
     return out;
 }
 
@@ -156,8 +169,6 @@ int64_t find_shared(const Py_buffer *slots, const Pieces *shared, const unsigned
     }
     return -1;
 }
-
-/* --- classify ------------------------------------------------------------------------------------------------ */
 
 /* The bytes of canonical base64 (what b64encode gives back exactly) into raw; -1 when text is not canonical. */
 /* text.entry_of: the kind of a token without the shared dictionary, and its payload (the token itself, or its
