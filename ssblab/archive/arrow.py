@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ssblab.archive import block as blocks
+from ssblab.archive import rebuild
 from ssblab.archive.compiled import speedups
 from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.archive.errors import MalformedArchive
@@ -121,11 +122,11 @@ def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndar
 def block_tables(
     decoded: Sequence[blocks.Block], dicts: Dictionaries, *, valid: bool = False, wheres: Sequence[str] | None = None
 ) -> list[pa.Table]:
-    """Decoded blocks as `MESSAGES_SCHEMA` tables (their ids hashed together: see `blocks.digests`); ``wheres``
+    """Decoded blocks as `MESSAGES_SCHEMA` tables (their ids hashed together: see `rebuild.digests`); ``wheres``
     names them in errors."""
     return [
         _table(blk, dicts, digests, valid)
-        for blk, digests in zip(decoded, blocks.digests(decoded, dicts, wheres), strict=True)
+        for blk, digests in zip(decoded, rebuild.digests(decoded, dicts, wheres), strict=True)
     ]
 
 

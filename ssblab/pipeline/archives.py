@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssblab.archive import block as blocks
+from ssblab.archive import rebuild
 from ssblab.archive.dictionaries import Dictionaries
 from ssblab.archive.errors import ArchiveMismatch, MissingBlob
 from ssblab.archive.flat import DictSet
@@ -123,7 +124,7 @@ def archive_records(split: Split) -> Iterator[RawRecord]:
     for piece in pieces_of(split):
         try:
             blk, dicts = decode_piece(split.path, piece)
-            encodings, _ = blocks.encodings(blk, dicts, f"block {piece.ref}")
+            encodings, _ = rebuild.encodings(blk, dicts, f"block {piece.ref}")
         except SsbError as exc:
             yield _broken(split, piece, exc)
             continue
@@ -142,7 +143,7 @@ def block_facts(split: Split, piece: Piece, key: bytes | None, schema: Any) -> A
     try:
         blk, dicts = decode_piece(split.path, piece)
         table = block_table(blk, dicts)
-        encodings, _ = blocks.encodings(blk, dicts, f"block {piece.ref}")
+        encodings, _ = rebuild.encodings(blk, dicts, f"block {piece.ref}")
     except SsbError as exc:
         return _batch([fact_row(_broken(split, piece, exc), key, False)], schema)
     records = [RawRecord(piece.pos + i, _where(split, piece, i), enc) for i, enc in enumerate(encodings)]
