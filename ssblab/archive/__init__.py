@@ -8,8 +8,8 @@ ways; `rebuild` and `pieces` rebuild whole columns of a block at once, and `arro
 randomness, no I/O. `folder` reads and writes archives on disk
 (``archive*.json`` and a blob folder) and `sizes` measures a dataset in each format.
 
-`_speedups` (ssblab/archive/_speedups.c, built by setup.py when a C compiler is there) holds the hot loops of
-both directions; each module that uses it keeps its pure-Python route, which gives the same bytes and rows.
+`_speedups` (built by setup.py from ssblab/archive/_c when a C compiler is there) holds the hot loops of both
+directions; each module that uses it keeps its pure-Python route, which gives the same bytes and rows.
 """
 
 from ssblab.archive.bundle import (

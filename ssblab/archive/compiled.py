@@ -1,4 +1,4 @@
-"""The archive's compiled hot loops (``_speedups.c`` and the units beside it), under the core's one switch.
+"""The archive's compiled hot loops (``_speedups``, built from ssblab/archive/_c), under the core's one switch.
 
 Each module with a compiled path asks `speedups` once per call (a block, a column or a batch of them) and keeps
 its pure-Python route, which gives the same bytes and rows (tests/archive run both), so None only costs speed:

@@ -19,7 +19,7 @@ no walk and no re-encoding; the value still comes from orjson.
 Ids hash the encoding *with* the signature through Node's ``Buffer.from(str, "binary")``: the low byte of each
 UTF-16 code unit (ssb-keys test/weird.js). For ASCII text that is the UTF-8 bytes themselves, and for text up to
 U+00FF its latin-1 encoding; `_speedups.message_id` takes the low bytes straight from the UTF-8 and hashes
-them with its own SHA-256 (``_sha256.h``), since a hashlib call costs as much as the hashing.
+them with its own SHA-256 (ssblab/_c/sha256.c), since a hashlib call costs as much as the hashing.
 """
 
 from __future__ import annotations
