@@ -5,9 +5,11 @@ decide every other case and name the errors; both routes give the same bytes and
 them), so leaving the extension out only costs speed. It is left out where ssblab was installed without a C
 compiler, and wherever the environment says ``SSBLAB_PURE_PYTHON=1``.
 
-The switch is read at call time, once per public call or batch (an environment lookup costs about a
-microsecond; a message's signature check about a hundred), so tests and benchmarks choose a route with the
-environment (``monkeypatch.setenv``) and nothing rebinds a module global.
+The switch is read at call time, once per public call or batch, never per item of an inner loop (an environment
+lookup costs about a microsecond, a message's whole check about eighty): functions on the per-message path take
+the route as an argument (``compiled``, a `Route`) whose default reads the switch, so a caller that handles many
+messages reads it once and passes it on (`Message.from_json`, `FeedValidator`). Tests and benchmarks choose a
+route with the environment (``monkeypatch.setenv``); nothing rebinds a module global.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import Literal, TypeAlias
 
-__all__ = ["PURE_PYTHON", "built", "is_pure_python", "load_extension", "speedups"]
+__all__ = ["PURE_PYTHON", "SWITCH", "Route", "built", "is_pure_python", "load_extension", "route", "speedups"]
 
 PURE_PYTHON = "SSBLAB_PURE_PYTHON"  # set to "1" for the pure-Python routes
+SWITCH: Literal["switch"] = "switch"  # a Route that says: read the switch now
+Route: TypeAlias = ModuleType | Literal["switch"] | None  # the extension, None for pure Python, or SWITCH
 
 
 def load_extension(name: str) -> ModuleType | None:
@@ -45,3 +50,8 @@ def built() -> ModuleType | None:
 def speedups() -> ModuleType | None:
     """The extension for this call: None where it was not built or the switch asks for pure Python."""
     return None if is_pure_python() else _EXTENSION
+
+
+def route(compiled: Route) -> ModuleType | None:
+    """The extension a call takes: the one given (None: pure Python), or the switch's when ``SWITCH``."""
+    return speedups() if isinstance(compiled, str) else compiled

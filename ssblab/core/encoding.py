@@ -27,12 +27,13 @@ from __future__ import annotations
 from binascii import b2a_base64
 from collections.abc import Iterable
 from hashlib import sha256 as _sha256
+from types import ModuleType
 from typing import Any
 
 import orjson
 
 from ssblab.core import v8_json
-from ssblab.core.compiled import speedups
+from ssblab.core.compiled import SWITCH, Route, route
 from ssblab.core.errors import InvalidJson
 from ssblab.core.strict_json import parse_json
 
@@ -118,20 +119,20 @@ def encode_compact(value: Any) -> bytes:
     return _exact(value, indent=0)
 
 
-def decode(raw: bytes | str) -> tuple[Any, bool]:
+def decode(raw: bytes | str, *, compiled: Route = SWITCH) -> tuple[Any, bool]:
     """Parse received JSON strictly; also say whether the value is plain (so `encode` may skip its walk).
 
     Raises:
         InvalidJson: the text breaks SSB's JSON rules.
     """
     data = _stripped(raw)
-    value, _ = _plain_parse(data, indent=False)
+    value, _ = _plain_parse(data, indent=False, compiled=route(compiled))
     if value is _NOT_PLAIN:
         return parse_json(data), False
     return value, True
 
 
-def decode_encoded(raw: bytes | str) -> tuple[Any, bytes]:
+def decode_encoded(raw: bytes | str, *, compiled: Route = SWITCH) -> tuple[Any, bytes]:
     """`decode` and `encode` in one: the value and its ``JSON.stringify(value, null, 2)`` bytes.
 
     When the received text already is that encoding (an archive, a store of signed encodings), equality with it
@@ -141,7 +142,7 @@ def decode_encoded(raw: bytes | str) -> tuple[Any, bytes]:
         InvalidJson: the text breaks SSB's JSON rules.
     """
     data = _stripped(raw)
-    value, encoded = _plain_parse(data, indent=True)
+    value, encoded = _plain_parse(data, indent=True, compiled=route(compiled))
     if value is _NOT_PLAIN:
         value = parse_json(data)
         return value, encode(value)
@@ -156,14 +157,13 @@ def _stripped(raw: bytes | str) -> bytes:
     return data.strip(_JSON_SPACE)  # bytes.strip() would also drop \x0b and \x0c, which JSON does not allow
 
 
-def _plain_parse(data: bytes, *, indent: bool) -> tuple[Any, bytes]:
+def _plain_parse(data: bytes, *, indent: bool, compiled: ModuleType | None) -> tuple[Any, bytes]:
     """(orjson's value of ``data``, its indented encoding if asked for) when that value provably is the strict
     parse and plain; ``_NOT_PLAIN`` in place of the value otherwise.
 
     orjson accepts duplicate keys (keeping the last) and ``-0``; when one of its own re-encodings of the value
     equals the text, the text held neither. The compiled pass proves the same of the text itself.
     """
-    compiled = speedups()
     if compiled is not None:
         encoded = compiled.v8_indent(data)
         if encoded is None:
@@ -191,14 +191,14 @@ def utf16_length(encoded: bytes) -> int:
     return len(encoded.decode("utf-8", "surrogatepass").encode("utf-16-le", "surrogatepass")) // 2
 
 
-def latin1_hash(encoded: bytes) -> bytes:
+def latin1_hash(encoded: bytes, *, compiled: Route = SWITCH) -> bytes:
     """sha256 over ``Buffer.from(text, "binary")``: the low byte of each UTF-16 code unit of the text.
 
     ASCII text is its own latin1 form, and text up to U+00FF encodes to latin-1 directly (one unit, one byte).
     """
-    compiled = speedups()
-    if compiled is not None:
-        return compiled.binary_sha256(encoded)  # type: ignore[no-any-return]
+    ext = route(compiled)
+    if ext is not None:
+        return ext.binary_sha256(encoded)  # type: ignore[no-any-return]
     if not encoded.isascii():
         text = encoded.decode("utf-8", "surrogatepass")
         try:
@@ -208,12 +208,12 @@ def latin1_hash(encoded: bytes) -> bytes:
     return _sha256(encoded).digest()
 
 
-def message_id_of(encoded: bytes) -> str:
+def message_id_of(encoded: bytes, *, compiled: Route = SWITCH) -> str:
     """The ``%….sha256`` id of a message from its encoding with the signature."""
-    compiled = speedups()
-    if compiled is not None:
-        return compiled.message_id(encoded)  # type: ignore[no-any-return]
-    return f"%{b2a_base64(latin1_hash(encoded), newline=False).decode()}.sha256"
+    ext = route(compiled)
+    if ext is not None:
+        return ext.message_id(encoded)  # type: ignore[no-any-return]
+    return f"%{b2a_base64(latin1_hash(encoded, compiled=None), newline=False).decode()}.sha256"
 
 
 def strip_signature(encoded: bytes) -> bytes | None:

@@ -15,7 +15,7 @@ import re
 from typing import Any, NamedTuple
 
 from ssblab.core import ed25519
-from ssblab.core.compiled import speedups
+from ssblab.core.compiled import SWITCH, Route, route, speedups
 from ssblab.core.encoding import decode, decode_encoded, encode, message_id_of, strip_signature, utf16_length
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
 from ssblab.core.keys import Keypair
@@ -63,13 +63,15 @@ class Message(NamedTuple):
     @classmethod
     def from_json(cls, raw: bytes | str) -> Message:
         """Parse a message value from received JSON (compact or indented), strictly."""
+        compiled = speedups()  # the switch read once for the parse and the id
         try:
-            value, encoded = decode_encoded(raw)
+            value, encoded = decode_encoded(raw, compiled=compiled)
         except InvalidJson as exc:
             raise InvalidMessage(Rule.JSON, str(exc)) from exc
         if type(value) is not dict:
             raise InvalidMessage(Rule.NOT_OBJECT, f"a message is a JSON object, got {_kind(value)}")
-        return _new_tuple(cls, (value, encoded, message_id_of(encoded)))  # the named tuple's __new__, minus a call
+        # the named tuple's __new__, minus a call
+        return _new_tuple(cls, (value, encoded, message_id_of(encoded, compiled=compiled)))
 
     @property
     def author(self) -> Any:
@@ -138,15 +140,15 @@ def _js_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def check_shape(msg: Message) -> None:
+def check_shape(msg: Message, *, compiled: Route = SWITCH) -> None:
     """Every rule that looks at one message alone, except the signature.
 
     Raises:
         InvalidMessage: placed at the message's author and sequence.
     """
     value, encoded = msg.value, msg.encoded
-    compiled = speedups()
-    if compiled is not None and len(encoded) <= SIZE_LIMIT and compiled.classic_shape_ok(value):
+    ext = route(compiled)
+    if ext is not None and len(encoded) <= SIZE_LIMIT and ext.classic_shape_ok(value):
         return  # the compiled common case proved every rule below
     try:
         _check_fields(value)
@@ -275,7 +277,7 @@ def _signed_bytes(data: bytes, hmac_key: bytes | None) -> bytes:
     return data if hmac_key is None else _hmac.new(hmac_key, data, "sha512").digest()[:32]
 
 
-def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
+def check_signature(msg: Message, hmac_key: bytes | None = None, *, compiled: Route = SWITCH) -> None:
     """The author's signature over the signing bytes.
 
     Call after `check_shape`, which proved the author and signature well formed; this only decodes them.
@@ -283,9 +285,9 @@ def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
     value = msg.value
     author = value["author"]
     valid = None  # the compiled check's verdict; None where it cannot tell (an HMAC key, no extension, odd input)
-    compiled = speedups() if hmac_key is None else None
-    if compiled is not None:
-        valid = compiled.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
+    ext = route(compiled) if hmac_key is None else None
+    if ext is not None:
+        valid = ext.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
     if valid is None:
         public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
         signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])
