@@ -165,9 +165,9 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
             if order is not None:
                 ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
     shapes = dicts.chains[SKELETONS].index  # a few hundred a block: looked up without a call each
-    new[SKELETONS] = dict.fromkeys(s for block in blocks for s in block.skeletons.values if s not in shapes)
-    entries = [list(d) for d in new]
-    entries[TOKENS] = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
+    new[SKELETONS] = dict.fromkeys((s for block in blocks for s in block.skeletons.values if s not in shapes), 0)
+    entries: list[list[object]] = [list(d) for d in new]
+    entries[TOKENS] = [*_shared_candidates(blocks, dicts.chains[TOKENS].shared.index)]
     return entries
 
 

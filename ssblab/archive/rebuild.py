@@ -98,20 +98,22 @@ def binary_form(contents: bytes, offsets: I64) -> tuple[bytes, I64]:
 @lru_cache(maxsize=64)
 def _layout(order: tuple[str, ...]) -> tuple[tuple[pa.Scalar | str, ...], ...]:
     """The parts of A and Z for ``order``: constant text (as Arrow scalars, adjacent ones merged) or a key."""
-    sides: tuple[list[bytes | str], list[bytes | str]] = ([b""], [b""])
+    sides: tuple[list[bytes | str], list[bytes | str]] = ([], [])
+    texts = [b"", b""]  # the constant text each side ends with so far
     side = 0
     for j, key in enumerate(order):
-        sides[side][-1] += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
+        texts[side] += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
         if key == "previous":
-            sides[0][-1] += PREVIOUS_OPEN
-            sides[1][-1] += PREVIOUS_CLOSE
+            texts[0] += PREVIOUS_OPEN
+            texts[1] += PREVIOUS_CLOSE
             side = 1
         else:
-            sides[side].extend((key, b""))
-    sides[1][-1] += b"\n}"
+            sides[side].extend((texts[side], key))
+            texts[side] = b""
+    texts[1] += b"\n}"
     return tuple(
-        tuple(pa.scalar(p, pa.large_binary()) if isinstance(p, bytes) else p for p in parts if p != b"")
-        for parts in sides
+        tuple(pa.scalar(p, pa.large_binary()) if isinstance(p, bytes) else p for p in (*parts, text) if p != b"")
+        for parts, text in zip(sides, texts, strict=True)
     )
 
 
@@ -198,14 +200,16 @@ def first_text(block: Block, head: bytes, tail: bytes | None) -> bytes:
 @lru_cache(maxsize=64)
 def compiled_layout(order: tuple[str, ...], author: bytes) -> tuple[bytes | int, ...]:
     """The message text of ``order`` for `_speedups.block_digests`: constant text and `FIELDS` codes, in turn."""
-    parts: list[bytes | int] = [b""]
+    parts: list[bytes | int] = []
+    text = b""  # the constant text since the last field
     for j, key in enumerate(order):
-        parts[-1] += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
+        text += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
         if key in FIELDS:
-            parts.extend((FIELDS[key], b""))
+            parts.extend((text, FIELDS[key]))
+            text = b""
         else:
-            parts[-1] += author if key == "author" else b'"sha256"'
-    parts[-1] += b"\n}"
+            text += author if key == "author" else b'"sha256"'
+    parts.append(text + b"\n}")
     return tuple(p for p in parts if p != b"")
 
 
@@ -250,9 +254,9 @@ def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> 
     by_order = _checked_orders(block, dicts, where)
     compiled = speedups()
     if compiled is not None:
-        rows = compiled_rows(block, by_order, where)
-        (joined,) = compiled.block_digests([rows])
-        texts = compiled.message_texts(rows, joined) if keep else []
+        args = compiled_rows(block, by_order, where)
+        (joined,) = compiled.block_digests([args])
+        texts = compiled.message_texts(args, joined) if keep else []
         return texts, [joined[i : i + 32] for i in range(0, len(joined), 32)]
     columns = envelope_columns(block)
     a, z = block_frames(block, by_order, columns, (block.contents, block.offsets))

@@ -39,7 +39,8 @@ def encode(ints: npt.ArrayLike, flavour: Flavour) -> tuple[bytes, bytes]:
         raise ValueError(f"StreamVByte{flavour}: {int(values.max())} does not fit")
     compiled = speedups()
     if compiled is not None:
-        return compiled.svb_encode(np.ascontiguousarray(values), flavour == "1248")
+        coded: tuple[bytes, bytes] = compiled.svb_encode(np.ascontiguousarray(values), flavour == "1248")
+        return coded
     codes = _codes_of(values, flavour)
     widths = np.array(_WIDTHS[flavour], dtype=np.int64)[codes]
     le = values.astype("<u8").view(np.uint8).reshape(-1, 8)

@@ -145,7 +145,7 @@ def load_skeleton(stored: bytes) -> bytes:
     if stored[0] == _PLAIN_SKELETON:
         return stored[1:]
     compiled = speedups()
-    return _indent(stored[1:], stored[0]) if compiled is None else compiled.indent(stored[1:], stored[0])  # type: ignore[no-any-return]
+    return _indent(stored[1:], stored[0]) if compiled is None else compiled.indent(stored[1:], stored[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +229,7 @@ def repeated(blocks: Sequence[Tokens]) -> list[bytes]:
 def shared_entries(tokens: list[bytes]) -> list[bytes]:
     """`shared_entry` of each token."""
     compiled = speedups()
-    return compiled.shared_entries(tokens) if compiled is not None else [shared_entry(tok) for tok in tokens]  # type: ignore[no-any-return]
+    return compiled.shared_entries(tokens) if compiled is not None else [shared_entry(tok) for tok in tokens]
 
 
 def shared_token(entry: bytes) -> bytes:

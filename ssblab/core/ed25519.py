@@ -22,8 +22,8 @@ import nacl.signing
 def _library() -> tuple[Any, Any] | None:
     """(cffi's FFI, ``crypto_sign_verify_detached`` of the libsodium PyNaCl ships), or None."""
     try:
-        import cffi
-        import nacl._sodium
+        import cffi  # type: ignore[import-untyped]
+        import nacl._sodium  # type: ignore[import-not-found]
 
         ffi = cffi.FFI()
         ffi.cdef("int crypto_sign_verify_detached(const unsigned char *sig, const unsigned char *m,"
@@ -35,7 +35,7 @@ def _library() -> tuple[Any, Any] | None:
 
 def _detached() -> Callable[[bytes, bytes, int, bytes], int] | None:
     library = _library()
-    return None if library is None else library[1]  # type: ignore[no-any-return]
+    return None if library is None else library[1]
 
 
 @cache

@@ -141,5 +141,5 @@ def curve25519_public(feed: str) -> bytes:
     """The curve25519 public key of a feed id (private-box recipients; cached, recipients repeat)."""
     try:
         return nacl.bindings.crypto_sign_ed25519_pk_to_curve25519(parse_feed_id(feed))
-    except nacl.exceptions.RuntimeError as exc:  # type: ignore[attr-defined]
+    except nacl.exceptions.RuntimeError as exc:
         raise InvalidRef(f"{feed} is not a valid ed25519 point") from exc

@@ -67,7 +67,7 @@ def unbox(boxed: str, keypair: Keypair) -> Any:
     nonce, eph_pk = data[:_NONCE], data[_NONCE:_HEADER]
     try:
         shared = nacl.bindings.crypto_scalarmult(keypair.curve25519_secret(), eph_pk)
-    except nacl.exceptions.RuntimeError:  # type: ignore[attr-defined]
+    except nacl.exceptions.RuntimeError:
         return None
     for i in range(MAX_RECIPIENTS):
         start = _HEADER + _SLOT * i

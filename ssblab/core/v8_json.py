@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 
 _MAX_SAFE_INTEGER = 2**53
