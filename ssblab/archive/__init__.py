@@ -26,6 +26,7 @@ from ssblab.archive.dictionaries import Dictionaries
 from ssblab.archive.errors import (
     ArchiveError,
     ArchiveMismatch,
+    ArchiveOverflow,
     MalformedArchive,
     MissingBlob,
     MissingDictionary,
@@ -42,6 +43,7 @@ __all__ = [
     "ArchiveError",
     "ArchiveFolder",
     "ArchiveMismatch",
+    "ArchiveOverflow",
     "Dictionaries",
     "MalformedArchive",
     "MissingBlob",

@@ -39,6 +39,13 @@ class NotArchivable(ArchiveError):
     code = "archive-input"
 
 
+class ArchiveOverflow(ArchiveError, ValueError):
+    """A value beyond what its column can hold (StreamVByte, the dense code, a block's 2 GiB of texts). Also a
+    ValueError, which is what these were before."""
+
+    code = "archive-overflow"
+
+
 class MissingBlob(ArchiveError):
     """A block blob named by a Bundle is not available."""
 

@@ -24,6 +24,7 @@ from ssblab.archive import svb
 from ssblab.archive.compiled import speedups
 from ssblab.archive.errors import MalformedArchive
 from ssblab.archive.fb import ssblab_archive_generated as fb
+from ssblab.core.errors import UsageError
 
 FILE_ID = b"BIP2"
 VERSION = 1
@@ -100,7 +101,7 @@ def guarded(where: str) -> Iterator[None]:
 def put_hash(builder: flatbuffers.Builder, digest: bytes) -> int:
     """`fb.CreateHash32` in one slice assignment (the generated code prepends the 32 bytes one by one)."""
     if len(digest) != 32:
-        raise ValueError(f"a Hash32 holds 32 bytes, got {len(digest)}")
+        raise UsageError(f"a Hash32 holds 32 bytes, got {len(digest)}")
     builder.Prep(1, 32)
     builder.head -= 32
     builder.Bytes[builder.head : builder.head + 32] = digest

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ssblab.archive.compiled import speedups
-from ssblab.archive.errors import MalformedArchive
+from ssblab.archive.errors import ArchiveOverflow, MalformedArchive
 
 Flavour = Literal["1234", "1248"]
 _WIDTHS: dict[str, tuple[int, ...]] = {"1234": (1, 2, 3, 4), "1248": (1, 2, 4, 8)}
@@ -36,7 +36,7 @@ def encode(ints: npt.ArrayLike, flavour: Flavour) -> tuple[bytes, bytes]:
     """The canonical ``(codes, values)`` of non-negative integers below 2**32 ("1234") or 2**64 ("1248")."""
     values = np.asarray(ints, dtype=np.uint64)
     if values.size and int(values.max()) >= _LIMITS[flavour]:
-        raise ValueError(f"StreamVByte{flavour}: {int(values.max())} does not fit")
+        raise ArchiveOverflow(f"StreamVByte{flavour}: {int(values.max())} does not fit")
     compiled = speedups()
     if compiled is not None:
         coded: tuple[bytes, bytes] = compiled.svb_encode(np.ascontiguousarray(values), flavour == "1248")

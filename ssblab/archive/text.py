@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from ssblab.archive import dense, svb
 from ssblab.archive.compiled import speedups
-from ssblab.archive.errors import MalformedArchive, NotArchivable
+from ssblab.archive.errors import ArchiveOverflow, MalformedArchive, NotArchivable
 from ssblab.archive.pieces import I64, Pieces, concat, gather
 
 TOKEN = re.compile(
@@ -424,7 +424,7 @@ def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: 
     seq = np.insert(seq, np.concatenate(([0], leaf_ends[:-1])), first)
     try:
         data, ends = gather(concat([shared, skeletons.parts, own]), seq)
-    except ValueError as exc:
+    except ArchiveOverflow as exc:
         raise MalformedArchive(f"content column: texts too large ({exc})") from None
     offsets = np.zeros(n + 1, dtype=np.int64)
     offsets[1:] = ends[leaf_ends + np.arange(n) + 1]

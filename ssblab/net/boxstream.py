@@ -48,7 +48,7 @@ def increment_nonce(nonce: bytes, by: int = 1) -> bytes:
 
 def _check_key(key: bytes, nonce: bytes) -> None:
     if len(key) != 32 or len(nonce) != 24:
-        raise ValueError(f"box-stream needs a 32-byte key and 24-byte nonce, got {len(key)}, {len(nonce)}")
+        raise LocalProtocolError(f"box-stream needs a 32-byte key and 24-byte nonce, got {len(key)}, {len(nonce)}")
 
 
 class BoxStreamEncoder:

@@ -188,7 +188,7 @@ class _Handshake:
     def __init__(self, signing_key: SigningKey, ephemeral: PrivateKey, network_key: bytes,
                  state: HandshakeState) -> None:
         if len(network_key) != 32:
-            raise ValueError(f"network key must be 32 bytes, got {len(network_key)}")
+            raise LocalProtocolError(f"network key must be 32 bytes, got {len(network_key)}")
         self.state = state
         self._signing_key = signing_key
         self._public = bytes(signing_key.verify_key)
@@ -268,7 +268,7 @@ class ClientHandshake(_Handshake):
                  network_key: bytes = MAIN_NETWORK_KEY) -> None:
         super().__init__(signing_key, ephemeral, network_key, HandshakeState.AWAIT_MSG2)
         if len(server_public_key) != 32:
-            raise ValueError(f"server public key must be 32 bytes, got {len(server_public_key)}")
+            raise LocalProtocolError(f"server public key must be 32 bytes, got {len(server_public_key)}")
         self._remote_public = bytes(server_public_key)
         self._outgoing += make_challenge(network_key, self._ephemeral_public)
 
