@@ -13,7 +13,7 @@ from ssblab.replicate.ebt_shell import EbtShell
 from ssblab.replicate.errors import PermissionDenied, ReplicationError
 from ssblab.replicate.hub import LiveStore
 from ssblab.replicate.peer import ReplicaServer
-from ssblab.replicate.policy import Policy, Role
+from ssblab.replicate.policy import Permission, Policy
 from ssblab.replicate.runner import ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want, feeds_from_file, wanted_by_hops
 
@@ -21,13 +21,13 @@ __all__ = [
     "ClockStore",
     "EbtShell",
     "LiveStore",
+    "Permission",
     "PermissionDenied",
     "Policy",
     "ReplicaServer",
     "ReplicateOptions",
     "ReplicationError",
     "ReplicationResult",
-    "Role",
     "Want",
     "feeds_from_file",
     "fetch_blobs",

@@ -29,6 +29,7 @@ __all__ = [
     "AppendFailed",
     "Appended",
     "Block",
+    "EbtRole",
     "Effect",
     "EndStream",
     "Event",
@@ -38,7 +39,6 @@ __all__ = [
     "PeerDisconnected",
     "PersistClock",
     "Replicate",
-    "Role",
     "SendMessage",
     "SendMessages",
     "SendNotes",
@@ -47,7 +47,7 @@ __all__ = [
 
 #: Our side of the connection: the handshake "client" opened ``ebt.replicate`` and waits for the notes of the
 #: "server" (the responder), which always speaks first.
-Role = Literal["client", "server"]
+EbtRole = Literal["client", "server"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class PeerConnected:
     peer: str
     remote_clock: dict[str, int]
     now: float
-    role: Role
+    role: EbtRole
 
 
 @dataclass(frozen=True)
