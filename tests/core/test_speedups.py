@@ -176,20 +176,25 @@ def test_classic_shape_ok_takes_the_common_messages() -> None:
     check_shape(FIRST)
 
 
-def test_verify_signature_agrees_with_libsodium() -> None:
+def test_signed_message_agrees_with_libsodium() -> None:
     if speedups is None:
         pytest.skip("ssblab.core._speedups is not built")
-    address, value = ed25519.verify_address(), FIRST.value
-    assert speedups.verify_signature(address, FIRST.encoded, value["author"], value["signature"]) is True
+    value = FIRST.value
+
+    def verdict(encoded: bytes, author: str, signature: str) -> bool | None:
+        prepared = speedups.signed_message(encoded, author, signature)
+        return None if prepared is None else ed25519.verify_signed(*prepared)
+
+    assert verdict(FIRST.encoded, value["author"], value["signature"]) is True
+    assert speedups.signed_message(FIRST.encoded, value["author"], value["signature"])[0][64:] == FIRST.signing_bytes()
     forged = value["signature"].replace(value["signature"][:4], "AAAA", 1)
     forged_encoded = FIRST.encoded.replace(value["signature"].encode(), forged.encode())
-    assert speedups.verify_signature(address, forged_encoded, value["author"], forged) is False
+    assert verdict(forged_encoded, value["author"], forged) is False
     tampered = FIRST.encoded.replace(b"hello", b"hellO")
-    assert speedups.verify_signature(address, tampered, value["author"], value["signature"]) is False
+    assert verdict(tampered, value["author"], value["signature"]) is False
     # Not the shape it proves: the caller's Python rules decide.
-    assert speedups.verify_signature(address, FIRST.encoded + b" ", value["author"], value["signature"]) is None
-    assert speedups.verify_signature(address, FIRST.encoded, "@x.ed25519", value["signature"]) is None
-    assert speedups.verify_signature(0, FIRST.encoded, value["author"], value["signature"]) is None
+    assert verdict(FIRST.encoded + b" ", value["author"], value["signature"]) is None
+    assert verdict(FIRST.encoded, "@x.ed25519", value["signature"]) is None
 
 
 def test_signature_errors_are_the_same_on_both_routes(route: str) -> None:
