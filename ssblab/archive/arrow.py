@@ -31,6 +31,8 @@ from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.archive.errors import MalformedArchive
 from ssblab.core.schema import arrow_schema
 
+__all__ = ["MESSAGES_SCHEMA", "UNVERIFIED", "block_table", "block_tables", "id_texts", "iter_batches", "to_arrow"]
+
 MESSAGES_SCHEMA = arrow_schema("messages")
 UNVERIFIED = "unverified"
 _ID_TAIL = np.frombuffer(b"=.sha256", dtype=np.uint8)

@@ -17,6 +17,8 @@ import numpy.typing as npt
 
 from ssblab.archive.errors import ArchiveOverflow, MalformedArchive
 
+__all__ = ["I64", "MAX_LENGTH", "best_s", "decode", "encode"]
+
 MAX_LENGTH = 4
 I64 = npt.NDArray[np.int64]
 

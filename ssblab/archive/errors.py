@@ -8,6 +8,16 @@ from __future__ import annotations
 
 from ssblab.core.errors import SsbError
 
+__all__ = [
+    "ArchiveError",
+    "ArchiveMismatch",
+    "ArchiveOverflow",
+    "MalformedArchive",
+    "MissingBlob",
+    "MissingDictionary",
+    "NotArchivable",
+]
+
 
 class ArchiveError(SsbError):
     """Base of the archive errors."""

@@ -26,6 +26,46 @@ from ssblab.archive.errors import MalformedArchive
 from ssblab.archive.fb import ssblab_archive_generated as fb
 from ssblab.core.errors import UsageError
 
+__all__ = [
+    "BLOB_TYPES",
+    "FILE_ID",
+    "KIND_NAMES",
+    "VERSION",
+    "BlockRef",
+    "Bundle",
+    "DictRef",
+    "DictSet",
+    "RawRuns",
+    "Sketch",
+    "T",
+    "blob_type",
+    "build_bundle",
+    "build_int_dictionary",
+    "build_string_dictionary",
+    "chain_heads",
+    "dict_set_of",
+    "expand_runs",
+    "finish",
+    "guarded",
+    "open_blob",
+    "put_dict_ref",
+    "put_dict_set",
+    "put_hash",
+    "put_rle",
+    "put_sketch",
+    "put_svb",
+    "read_bundle",
+    "read_bytes",
+    "read_dict_ref",
+    "read_dict_set",
+    "read_dictionary",
+    "read_hash",
+    "read_ints",
+    "read_runs",
+    "read_sketch",
+    "read_svb",
+]
+
 FILE_ID = b"BIP2"
 VERSION = 1
 BLOB_TYPES = {v: k for k, v in vars(fb.Bip2BlobData).items() if not k.startswith("_")}

@@ -18,6 +18,8 @@ import pyarrow as pa
 
 from ssblab.archive.errors import ArchiveOverflow
 
+__all__ = ["I64", "Pieces", "concat", "gather"]
+
 I64 = npt.NDArray[np.int64]
 
 

@@ -37,6 +37,28 @@ from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, Dictionaries
 from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
 from ssblab.archive.errors import MalformedArchive, MissingDictionary
 
+__all__ = [
+    "FIELDS",
+    "I64",
+    "PREVIOUS_CLOSE",
+    "PREVIOUS_OPEN",
+    "binary_form",
+    "block_frames",
+    "chain",
+    "compiled_layout",
+    "compiled_rows",
+    "digests",
+    "digits",
+    "encodings",
+    "envelope_columns",
+    "first_text",
+    "frames",
+    "orders",
+    "rebuild_block",
+    "signature_column",
+    "texts",
+]
+
 PREVIOUS_OPEN, PREVIOUS_CLOSE = b'"%', b'.sha256"'
 # The fields `_speedups.block_digests` renders per message (author and hash are constant within a block).
 FIELDS = {"previous": 0, "sequence": 1, "timestamp": 2, "content": 3, "signature": 4}

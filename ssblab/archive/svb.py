@@ -20,6 +20,8 @@ import numpy.typing as npt
 from ssblab.archive.compiled import speedups
 from ssblab.archive.errors import ArchiveOverflow, MalformedArchive
 
+__all__ = ["U64", "Flavour", "decode", "encode", "expand_runs", "run_lengths", "unzigzag", "zigzag"]
+
 Flavour = Literal["1234", "1248"]
 _WIDTHS: dict[str, tuple[int, ...]] = {"1234": (1, 2, 3, 4), "1248": (1, 2, 4, 8)}
 _LIMITS: dict[str, int] = {"1234": 2**32, "1248": 2**64}

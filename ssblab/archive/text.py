@@ -40,6 +40,39 @@ from ssblab.archive.compiled import speedups
 from ssblab.archive.errors import ArchiveOverflow, MalformedArchive, NotArchivable
 from ssblab.archive.pieces import I64, Pieces, concat, gather
 
+__all__ = [
+    "BASE64",
+    "BLOB_REF",
+    "FEED_REF",
+    "HOLE",
+    "KEYS_AS_DATA",
+    "LEAF",
+    "LITERAL",
+    "MSG_REF",
+    "PARTS",
+    "SHARED",
+    "TOKEN",
+    "SharedTokens",
+    "SkeletonTable",
+    "TextColumn",
+    "Tokens",
+    "ascii_starts",
+    "check_utf8",
+    "decode_column",
+    "encode_column",
+    "entry_of",
+    "flatten",
+    "flatten_block",
+    "load_skeleton",
+    "repeated",
+    "shared_entries",
+    "shared_entry",
+    "shared_token",
+    "shared_tokens",
+    "store_skeleton",
+    "token_of",
+]
+
 TOKEN = re.compile(
     rb"[%&@][A-Za-z0-9+/]{43}=\.(?:sha256|ed25519)"  # SSB refs
     rb"|[A-Za-z0-9+/]{20,}={0,2}"  # long base64 runs (boxes, hashes)

@@ -32,6 +32,8 @@ from ssblab.core.errors import SsbError
 from ssblab.core.message import Message, verify_message
 from ssblab.core.refs import b64, parse_message_id
 
+__all__ = ["Known", "Verified", "verify_by_rebuild", "verify_fetched"]
+
 Known = Callable[[int], str | None]  # the id of the feed's message at a sequence, when the verifier has it
 
 

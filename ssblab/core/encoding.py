@@ -37,6 +37,18 @@ from ssblab.core.compiled import SWITCH, Route, route
 from ssblab.core.errors import InvalidJson
 from ssblab.core.strict_json import parse_json
 
+__all__ = [
+    "decode",
+    "decode_encoded",
+    "encode",
+    "encode_compact",
+    "is_plain",
+    "latin1_hash",
+    "message_id_of",
+    "strip_signature",
+    "utf16_length",
+]
+
 _MAX_SAFE_INTEGER = 2**53
 _DIGITS = frozenset("0123456789")
 _INDENT_2 = orjson.OPT_INDENT_2

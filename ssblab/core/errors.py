@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+__all__ = ["BoxError", "InvalidJson", "InvalidMessage", "InvalidRef", "InvalidSecret", "Rule", "SsbError", "UsageError"]
+
 
 class SsbError(Exception):
     """Base class of every error ssblab raises on purpose."""

@@ -22,6 +22,8 @@ from ssblab.core.refs import b64, decode_canonical_b64, feed_id, parse_feed_id
 from ssblab.core.strict_json import parse_json
 from ssblab.core.v8_json import stringify
 
+__all__ = ["Keypair", "curve25519_public"]
+
 _SECRET_HEADER = """\
 # this is your SECRET name.
 # this name gives you magical powers.

@@ -25,6 +25,8 @@ from ssblab.core.errors import BoxError, InvalidJson, InvalidRef
 from ssblab.core.keys import Keypair, curve25519_public
 from ssblab.core.strict_json import parse_json
 
+__all__ = ["MAX_RECIPIENTS", "box", "unbox"]
+
 MAX_RECIPIENTS = 7
 _NONCE, _KEY, _MAC = 24, 32, 16
 _SLOT = 1 + _KEY + _MAC

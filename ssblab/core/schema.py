@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["TABLES", "Column", "arrow_schema", "ddl", "spark_schema"]
+
 
 @dataclass(frozen=True)
 class Column:

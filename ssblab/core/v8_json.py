@@ -17,6 +17,8 @@ from typing import Any
 
 from ssblab.core.errors import InvalidJson
 
+__all__ = ["is_array_index", "number_to_string", "quote", "stringify", "v8_key_order"]
+
 _MAX_SAFE_INTEGER = 2**53
 _ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 _ARRAY_INDEX_LIMIT = 2**32 - 1

@@ -21,6 +21,20 @@ from ssblab.core.compiled import SWITCH, Route, route
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature, hmac_key_bytes
 
+__all__ = [
+    "Duplicate",
+    "FeedState",
+    "FeedValidator",
+    "Fork",
+    "ForkFound",
+    "History",
+    "ValidationReport",
+    "as_message",
+    "iter_messages",
+    "validate_feed",
+    "validate_next",
+]
+
 
 class FeedState(NamedTuple):
     """The head of a feed: what the next message must follow (a tuple: one is built per validated message)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ssblab.core.errors import UsageError
 
+__all__ = ["encode_uvarint"]
+
 
 def encode_uvarint(n: int) -> bytes:
     """The LEB128 bytes of ``n`` (>= 0); callers bound ``n`` to what their format allows.

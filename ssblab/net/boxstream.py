@@ -22,6 +22,7 @@ from ssblab.net.errors import BoxStreamError, LocalProtocolError
 
 __all__ = [
     "HEADER_LENGTH",
+    "MAC_LENGTH",
     "MAX_BODY_LENGTH",
     "BoxStreamDecoder",
     "BoxStreamEncoder",

@@ -49,6 +49,7 @@ __all__ = [
     "StreamEnded",
     "decode_body",
     "encode_body",
+    "unknown_method_error",
 ]
 
 

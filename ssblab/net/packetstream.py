@@ -18,6 +18,7 @@ from enum import IntEnum
 from ssblab.net.errors import PacketStreamError
 
 __all__ = [
+    "DEFAULT_MAX_BODY_LENGTH",
     "GOODBYE",
     "HEADER_LENGTH",
     "BodyType",

@@ -22,6 +22,8 @@ from ssblab.reconcile.dag import Node, TrDag
 from ssblab.reconcile.errors import Check, ReconcileError
 from ssblab.reconcile.session import ReconcileRole, Session, State
 
+__all__ = ["DEFAULT_TIMEOUT", "METHOD", "reconcile", "reconcile_handler"]
+
 METHOD = "reconcile.sync"
 DEFAULT_TIMEOUT = 30.0
 

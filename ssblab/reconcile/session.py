@@ -45,6 +45,8 @@ from ssblab.reconcile.errors import Check, ReconcileError
 from ssblab.reconcile.forest import DepthIndex, Span, forest_roots
 from ssblab.reconcile.messages import VERSION, Bucket, Hello, Message, Step
 
+__all__ = ["EXPECTS", "ReconcileRole", "Session", "State"]
+
 
 class ReconcileRole(Enum):
     """Orders the nonces in the key derivation; otherwise both sides behave alike."""

@@ -22,6 +22,18 @@ from ssblab.reconcile.dag import Node, TrDag
 from ssblab.reconcile.messages import Message, Step
 from ssblab.reconcile.session import ReconcileRole, Session
 
+__all__ = [
+    "PairReport",
+    "Tamper",
+    "content_id",
+    "content_node",
+    "diverge_replicas",
+    "random_trdag",
+    "run_pair",
+    "sessions",
+    "split_replicas",
+]
+
 
 def content_id(node: Node) -> bytes:
     """The id of a simulated message: sha256 over its parents and payload (as SSB hashes the message)."""
