@@ -12,9 +12,9 @@
  * message_id(encoded) and binary_sha256(encoded) hash Node's Buffer.from(text, "binary") of UTF-8 text (the low
  * byte of each UTF-16 code unit), as message ids do.
  *
- * classic_shape_ok(value) is the common case of message.py's shape rules: True when it proves the message passes;
- * anything else goes to the Python rules, which decide and name the error. signed_message(...) reads the signed
- * bytes and the key off a classic message's encoding, for PyNaCl's crypto_sign_open.
+ * classic_shape_ok(value) and verify_signature(...) are the common case of message.py's shape rules and
+ * signature check: True when they prove the message passes; anything else goes to the Python rules, which
+ * decide and name the error.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -472,41 +472,59 @@ static PyObject *classic_shape_ok(PyObject *module, PyObject *value) {
 
 /* ---- the signature check ---- */
 
+typedef int (*VerifyDetached)(const unsigned char *sig, const unsigned char *m, unsigned long long mlen,
+                              const unsigned char *pk);
+
 static const char SIGNATURE_ENTRY[] = ",\n  \"signature\": ";
 
-/* signed_message(encoded, author, signature) -> (signature + signing bytes, public key): what libsodium's
- * crypto_sign_open takes (PyNaCl's nacl.bindings.crypto_sign_open), read off a classic message's encoding. The
- * signing bytes are the encoding without its last entry, when that entry is the top-level signature. None when
- * the arguments are not a well-formed classic message's: the caller's Python rules decide then. */
-static PyObject *signed_message(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyBytes_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "signed_message(encoded: bytes, author, signature)");
+/* verify_signature(verify_address, encoded, author, signature): libsodium's crypto_sign_verify_detached (at
+ * verify_address) over the signing bytes, which are the encoding without its last entry when that entry is
+ * the top-level signature. True or False; None when the arguments are not a well-formed classic message's. */
+static PyObject *verify_signature(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "verify_signature(verify_address, encoded: bytes, author, signature)");
         return NULL;
     }
+    VerifyDetached verify = (VerifyDetached)PyLong_AsVoidPtr(args[0]);
+    if (!verify) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     unsigned char public_key[33], signature[66];
-    if (!is_ref(args[1], '@', ".ed25519", 32, public_key) || !is_signature(args[2], signature)) Py_RETURN_NONE;
-    const char *sig_text = (const char *)PyUnicode_DATA(args[2]);
-    const char *encoded = PyBytes_AS_STRING(args[0]);
-    Py_ssize_t length = PyBytes_GET_SIZE(args[0]), entry = (Py_ssize_t)sizeof SIGNATURE_ENTRY - 1;
+    if (!is_ref(args[2], '@', ".ed25519", 32, public_key) || !is_signature(args[3], signature)) Py_RETURN_NONE;
+    const char *sig_text = (const char *)PyUnicode_DATA(args[3]);
+    const char *encoded = PyBytes_AS_STRING(args[1]);
+    Py_ssize_t length = PyBytes_GET_SIZE(args[1]), entry = (Py_ssize_t)sizeof SIGNATURE_ENTRY - 1;
     /* ,\n  "signature": "…"\n}  -- the entry's own text is fixed by the signature */
     Py_ssize_t at = length - (entry + 102 + 2);
     if (at < 1 || memcmp(encoded + at, SIGNATURE_ENTRY, (size_t)entry) != 0 || encoded[at + entry] != '"'
         || memcmp(encoded + at + entry + 1, sig_text, 100) != 0 || memcmp(encoded + length - 3, "\"\n}", 3) != 0)
         Py_RETURN_NONE;
-    PyObject *signed_bytes = PyBytes_FromStringAndSize(NULL, 64 + at + 2);
-    if (!signed_bytes) return NULL;
-    char *out = PyBytes_AS_STRING(signed_bytes);
-    memcpy(out, signature, 64);
-    memcpy(out + 64, encoded, (size_t)at);
-    memcpy(out + 64 + at, "\n}", 2);
-    return Py_BuildValue("(Ny#)", signed_bytes, (const char *)public_key, (Py_ssize_t)32);
+    unsigned char stack[8192], *signed_bytes = (size_t)at + 2 <= sizeof stack ? stack : PyMem_Malloc((size_t)at + 2);
+    if (!signed_bytes) return PyErr_NoMemory();
+    memcpy(signed_bytes, encoded, (size_t)at);
+    memcpy(signed_bytes + at, "\n}", 2);
+    int valid = verify(signature, signed_bytes, (unsigned long long)at + 2, public_key) == 0;
+    if (signed_bytes != stack) PyMem_Free(signed_bytes);
+    return PyBool_FromLong(valid);
+}
+
+/* env_flag(name) -> True when the environment variable name is "1" now. os.environ writes through to the C
+ * environment (putenv, unsetenv), so getenv sees what it holds, at a fraction of the cost of os.environ.get, which
+ * raises and catches two exceptions for a variable that is not set: compiled.speedups() reads its switch so. */
+static PyObject *env_flag(PyObject *module, PyObject *name) {
+    const char *key = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!key) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "env_flag takes the variable's name");
+        return NULL;
+    }
+    const char *value = getenv(key);
+    return PyBool_FromLong(value && value[0] == '1' && !value[1]);
 }
 
 static PyMethodDef methods[] = {
+    {"env_flag", env_flag, METH_O, "env_flag(name) -> whether the environment variable name is \"1\" now."},
     {"classic_shape_ok", classic_shape_ok, METH_O,
      "True when a message value passes every shape rule (size aside) by the common route; False: ask Python."},
-    {"signed_message", (PyCFunction)(void (*)(void))signed_message, METH_FASTCALL,
-     "signed_message(encoded, author, signature) -> (signature + signing bytes, public key), or None: ask Python."},
+    {"verify_signature", (PyCFunction)(void (*)(void))verify_signature, METH_FASTCALL,
+     "verify_signature(verify_address, encoded, author, signature) -> bool, or None: ask Python."},
     {"v8_indent", v8_indent, METH_O,
      "JSON.stringify(JSON.parse(text), null, 2) as UTF-8 bytes when provably exact and strict, else None."},
     {"binary_sha256", binary_sha256, METH_O,

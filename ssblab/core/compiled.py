@@ -5,11 +5,13 @@ decide every other case and name the errors; both routes give the same bytes and
 them), so leaving the extension out only costs speed. It is left out where ssblab was installed without a C
 compiler, and wherever the environment says ``SSBLAB_PURE_PYTHON=1``.
 
-The switch is read at call time, once per public call or batch, never per item of an inner loop (an environment
-lookup costs about a microsecond, a message's whole check about eighty): functions on the per-message path take
-the route as an argument (``compiled``, a `Route`) whose default reads the switch, so a caller that handles many
-messages reads it once and passes it on (`Message.from_json`, `FeedValidator`). Tests and benchmarks choose a
-route with the environment (``monkeypatch.setenv``); nothing rebinds a module global.
+The switch is read at call time. ``os.environ.get`` costs about a microsecond for a variable that is not set (it
+raises and catches two exceptions; a message's whole check costs about eighty), so where the extension is built
+the switch is read with C's getenv (``env_flag``), which sees what os.environ writes (putenv, unsetenv) for a few
+tens of nanoseconds. Functions on the per-message path also take the route as an argument (``compiled``, a
+`Route`) whose default reads the switch, so a caller that handles many messages can choose it once
+(`Message.from_json`, `FeedValidator`). Tests and benchmarks choose a route with the environment
+(``monkeypatch.setenv``); nothing rebinds a module global.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ _EXTENSION = load_extension("ssblab.core._speedups")
 
 def is_pure_python() -> bool:
     """True when ``SSBLAB_PURE_PYTHON=1`` asks for the pure-Python routes (read now, not at import)."""
+    if _EXTENSION is not None:
+        return bool(_EXTENSION.env_flag(PURE_PYTHON))  # the same environment, without os.environ's miss
     return os.environ.get(PURE_PYTHON) == "1"
 
 
@@ -49,7 +53,9 @@ def built() -> ModuleType | None:
 
 def speedups() -> ModuleType | None:
     """The extension for this call: None where it was not built or the switch asks for pure Python."""
-    return None if is_pure_python() else _EXTENSION
+    if _EXTENSION is None or _EXTENSION.env_flag(PURE_PYTHON):  # is_pure_python, one call shorter
+        return None
+    return _EXTENSION
 
 
 def route(compiled: Route) -> ModuleType | None:

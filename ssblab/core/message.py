@@ -299,12 +299,11 @@ def check_signature(msg: Message, hmac_key: bytes | None = None, *, compiled: Ro
     """
     value = msg.value
     author = value["author"]
+    valid = None  # the compiled check's verdict; None where it cannot tell (an HMAC key, no extension, odd input)
     ext = route(compiled) if hmac_key is None else None
-    # The signed bytes as the compiled pass lays them out; None where it cannot (an HMAC key, no extension, odd input)
-    prepared = ext.signed_message(msg.encoded, author, value["signature"]) if ext is not None else None
-    if prepared is not None:
-        valid = ed25519.verify_signed(*prepared)
-    else:
+    if ext is not None:
+        valid = ext.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
+    if valid is None:
         public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
         signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])
         signed = msg.signing_bytes() if hmac_key is None else _signed_bytes(msg.signing_bytes(), hmac_key)

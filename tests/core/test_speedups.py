@@ -176,25 +176,32 @@ def test_classic_shape_ok_takes_the_common_messages() -> None:
     check_shape(FIRST)
 
 
-def test_signed_message_agrees_with_libsodium() -> None:
+def test_verify_signature_agrees_with_libsodium() -> None:
     if speedups is None:
         pytest.skip("ssblab.core._speedups is not built")
-    value = FIRST.value
-
-    def verdict(encoded: bytes, author: str, signature: str) -> bool | None:
-        prepared = speedups.signed_message(encoded, author, signature)
-        return None if prepared is None else ed25519.verify_signed(*prepared)
-
-    assert verdict(FIRST.encoded, value["author"], value["signature"]) is True
-    assert speedups.signed_message(FIRST.encoded, value["author"], value["signature"])[0][64:] == FIRST.signing_bytes()
+    address, value = ed25519.verify_address(), FIRST.value
+    assert speedups.verify_signature(address, FIRST.encoded, value["author"], value["signature"]) is True
     forged = value["signature"].replace(value["signature"][:4], "AAAA", 1)
     forged_encoded = FIRST.encoded.replace(value["signature"].encode(), forged.encode())
-    assert verdict(forged_encoded, value["author"], forged) is False
+    assert speedups.verify_signature(address, forged_encoded, value["author"], forged) is False
     tampered = FIRST.encoded.replace(b"hello", b"hellO")
-    assert verdict(tampered, value["author"], value["signature"]) is False
+    assert speedups.verify_signature(address, tampered, value["author"], value["signature"]) is False
     # Not the shape it proves: the caller's Python rules decide.
-    assert verdict(FIRST.encoded + b" ", value["author"], value["signature"]) is None
-    assert verdict(FIRST.encoded, "@x.ed25519", value["signature"]) is None
+    assert speedups.verify_signature(address, FIRST.encoded + b" ", value["author"], value["signature"]) is None
+    assert speedups.verify_signature(address, FIRST.encoded, "@x.ed25519", value["signature"]) is None
+    assert speedups.verify_signature(0, FIRST.encoded, value["author"], value["signature"]) is None
+
+
+def test_libsodium_is_found_in_pynacls_distribution_and_both_checks_agree() -> None:
+    """The address comes from the library PyNaCl installs (importlib.metadata, ctypes); its verdicts are those
+    of PyNaCl's public crypto_sign_open."""
+    assert ed25519.verify_address() != 0
+    public_key = base64.b64decode(FIRST.value["author"][1:-8])
+    signature = base64.b64decode(FIRST.value["signature"][:-12])
+    signed = FIRST.signing_bytes()
+    assert ed25519.verify(public_key, signed, signature)
+    assert not ed25519.verify(public_key, signed.replace(b"hello", b"hellO"), signature)
+    assert not ed25519.verify(public_key, signed, bytes(64))
 
 
 def test_signature_errors_are_the_same_on_both_routes(route: str) -> None:
