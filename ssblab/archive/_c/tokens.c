@@ -194,82 +194,68 @@ int entry_of(const unsigned char *tok, size_t len, unsigned char *raw, const uns
     return LITERAL;
 }
 
-/* shared_entries(tokens) -> text.shared_entry of each token: its kind byte, then its payload. */
-PyObject *shared_entries(PyObject *self, PyObject *tokens) {
-    if (!PyList_Check(tokens)) {
-        PyErr_SetString(PyExc_TypeError, "shared_entries takes a list of bytes");
+/* Each bytes item of list through one (a new bytes object, or NULL with an error set), as a new list; name says
+ * what takes the list in the error for an item that is not bytes. */
+static PyObject *map_bytes(PyObject *list, const char *name, PyObject *(*one)(const unsigned char *, size_t, Buf *)) {
+    if (!PyList_Check(list)) {
+        PyErr_Format(PyExc_TypeError, "%s takes a list of bytes", name);
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    Py_ssize_t n = PyList_GET_SIZE(list);
     PyObject *out = PyList_New(n);
-    Buf raw = {0}, entry = {0};
+    Buf scratch = {0};
     for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *tok = PyList_GET_ITEM(tokens, i), *item = NULL;
-        if (!PyBytes_Check(tok)) {
-            PyErr_SetString(PyExc_TypeError, "shared_entries takes a list of bytes");
-        } else if (raw.len = 0, entry.len = 0, reserve(&raw, PyBytes_GET_SIZE(tok)) == 0) {
-            const unsigned char *payload;
-            size_t size;
-            unsigned char kind = (unsigned char)entry_of((const unsigned char *)PyBytes_AS_STRING(tok),
-                                                         PyBytes_GET_SIZE(tok), raw.data, &payload, &size);
-            if (emit(&entry, &kind, 1) == 0 && emit(&entry, payload, size) == 0)
-                item = PyBytes_FromStringAndSize((const char *)entry.data, entry.len);
-        }
-        if (!item) {
+        PyObject *item = PyList_GET_ITEM(list, i), *made = NULL;
+        if (!PyBytes_Check(item))
+            PyErr_Format(PyExc_TypeError, "%s takes a list of bytes", name);
+        else
+            made = one((const unsigned char *)PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item), &scratch);
+        if (!made) {
             Py_CLEAR(out);
             break;
         }
-        PyList_SET_ITEM(out, i, item);
+        PyList_SET_ITEM(out, i, made);
     }
-    PyMem_Free(raw.data);
-    PyMem_Free(entry.data);
+    PyMem_Free(scratch.data);
     return out;
 }
 
-/* text.shared_token of each TOKEN dictionary entry (kind byte + payload), checked: dictionaries are untrusted. */
-PyObject *shared_tokens(PyObject *self, PyObject *entries) {
-    if (!PyList_Check(entries)) {
-        PyErr_SetString(PyExc_TypeError, "shared_tokens takes a list of bytes");
+/* text.shared_entry of one token: its kind byte, then its payload (decoded into scratch past the kind byte). */
+static PyObject *shared_entry(const unsigned char *tok, size_t len, Buf *scratch) {
+    const unsigned char *payload;
+    size_t size;
+    scratch->len = 0;
+    if (reserve(scratch, len + 1) < 0) return NULL;
+    scratch->data[0] = (unsigned char)entry_of(tok, len, scratch->data + 1, &payload, &size);
+    if (payload != scratch->data + 1) memcpy(scratch->data + 1, payload, size); /* a literal: the token itself */
+    return PyBytes_FromStringAndSize((const char *)scratch->data, (Py_ssize_t)size + 1);
+}
+
+/* shared_entries(tokens) -> text.shared_entry of each token: its kind byte, then its payload. */
+PyObject *shared_entries(PyObject *self, PyObject *tokens) { return map_bytes(tokens, "shared_entries", shared_entry); }
+
+/* text.shared_token of one TOKEN dictionary entry (kind byte + payload), checked: dictionaries are untrusted. */
+static PyObject *shared_token(const unsigned char *e, size_t len, Buf *text) {
+    int kind = len ? e[0] : SHARED;
+    size_t size = len ? len - 1 : 0;
+    if (kind == SHARED) {
+        PyErr_SetString(Malformed, "TOKEN dictionary: entry without a usable kind byte");
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(entries);
-    PyObject *out = PyList_New(n);
-    Buf text = {0};
-    for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *entry = PyList_GET_ITEM(entries, i);
-        if (!PyBytes_Check(entry)) {
-            PyErr_SetString(PyExc_TypeError, "shared_tokens takes a list of bytes");
-            Py_CLEAR(out);
-            break;
-        }
-        const unsigned char *e = (const unsigned char *)PyBytes_AS_STRING(entry);
-        size_t len = PyBytes_GET_SIZE(entry);
-        int kind = len ? e[0] : SHARED;
-        size_t size = len ? len - 1 : 0;
-        PyObject *token = NULL;
-        text.len = 0;
-        if (kind == SHARED) {
-            PyErr_SetString(Malformed, "TOKEN dictionary: entry without a usable kind byte");
-        } else if (kind == LITERAL) {
-            token = PyBytes_FromStringAndSize((const char *)e + 1, size);
-        } else if (kind == BASE64 || (kind <= BLOB_REF && size == 32)) {
-            size_t sigil = kind != BASE64, suffix = kind != BASE64 ? strlen(SUFFIXES[kind]) : 0;
-            if (reserve(&text, sigil + 4 * ((size + 2) / 3) + suffix) == 0) {
-                put(&text, SIGILS[kind != BASE64 ? kind : 0], sigil);
-                put_base64(&text, e + 1, size);
-                put(&text, SUFFIXES[kind != BASE64 ? kind : 0], suffix);
-                token = PyBytes_FromStringAndSize((const char *)text.data, text.len);
-            }
-        } else {
-            PyErr_Format(Malformed, "content column: bad dictionary entry (kind %d, %zu bytes)", kind, size);
-        }
-        if (!token) {
-            Py_CLEAR(out);
-            break;
-        }
-        PyList_SET_ITEM(out, i, token);
+    if (kind == LITERAL) return PyBytes_FromStringAndSize((const char *)e + 1, size);
+    if (kind != BASE64 && !(kind <= BLOB_REF && size == 32)) {
+        PyErr_Format(Malformed, "content column: bad dictionary entry (kind %d, %zu bytes)", kind, size);
+        return NULL;
     }
-    PyMem_Free(text.data);
-    return out;
+    size_t sigil = kind != BASE64, suffix = kind != BASE64 ? strlen(SUFFIXES[kind]) : 0;
+    text->len = 0;
+    if (reserve(text, sigil + 4 * ((size + 2) / 3) + suffix) < 0) return NULL;
+    put(text, SIGILS[kind != BASE64 ? kind : 0], sigil);
+    put_base64(text, e + 1, size);
+    put(text, SUFFIXES[kind != BASE64 ? kind : 0], suffix);
+    return PyBytes_FromStringAndSize((const char *)text->data, text->len);
 }
+
+/* shared_tokens(entries) -> text.shared_token of each TOKEN dictionary entry. */
+PyObject *shared_tokens(PyObject *self, PyObject *entries) { return map_bytes(entries, "shared_tokens", shared_token); }
 
