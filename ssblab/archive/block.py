@@ -58,20 +58,8 @@ from ssblab.core.message import Message
 from ssblab.core.refs import b64, parse_feed_id, parse_message_id
 
 __all__ = [
-    "KEYS_AS_DATA_UTF8",
-    "SHARED_MIN",
-    "Block",
-    "Coded",
-    "Planned",
-    "RawBlock",
-    "block_dictionaries",
-    "decode_block",
-    "decode_sketch",
-    "encode_block",
-    "message_ref",
-    "new_entries",
-    "plan",
-    "read_raw_block",
+    "KEYS_AS_DATA_UTF8", "SHARED_MIN", "Block", "Coded", "Planned", "RawBlock", "block_dictionaries",
+    "decode_block", "decode_sketch", "encode_block", "message_ref", "new_entries", "plan", "read_raw_block",
 ]
 
 KEYS_AS_DATA_UTF8 = frozenset(k.encode() for k in KEYS_AS_DATA)  # types as the envelopes hold them

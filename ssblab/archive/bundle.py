@@ -31,16 +31,8 @@ from ssblab.core.message import Message
 from ssblab.core.refs import parse_feed_id, parse_message_id
 
 __all__ = [
-    "ARCHIVE_TYPE",
-    "DEFAULT_BLOCK_SIZE",
-    "FORMAT",
-    "MAX_BUNDLE_BLOCKS",
-    "Archive",
-    "archive_content",
-    "build_archives",
-    "bundle_of",
-    "check_bundle_shape",
-    "select_blocks",
+    "ARCHIVE_TYPE", "DEFAULT_BLOCK_SIZE", "FORMAT", "MAX_BUNDLE_BLOCKS", "Archive", "archive_content",
+    "build_archives", "bundle_of", "check_bundle_shape", "select_blocks",
 ]
 
 ARCHIVE_TYPE = "archive"

@@ -29,16 +29,7 @@ from ssblab.archive.flat import (
 from ssblab.core.refs import b64
 
 __all__ = [
-    "KEYS",
-    "PATHS",
-    "SIGNATURES",
-    "SKELETONS",
-    "STRING_KINDS",
-    "TOKENS",
-    "TYPES",
-    "Chain",
-    "Dictionaries",
-    "Fetch",
+    "KEYS", "PATHS", "SIGNATURES", "SKELETONS", "STRING_KINDS", "TOKENS", "TYPES", "Chain", "Dictionaries", "Fetch",
 ]
 
 TYPES, KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS = range(6)

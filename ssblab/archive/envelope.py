@@ -24,16 +24,8 @@ from ssblab.archive.errors import NotArchivable
 from ssblab.core.message import Message
 
 __all__ = [
-    "KEYS",
-    "MAX_TIMESTAMP",
-    "SIG_SUFFIX",
-    "Envelope",
-    "Envelopes",
-    "Picker",
-    "content_type",
-    "split",
-    "split_block",
-    "templates",
+    "KEYS", "MAX_TIMESTAMP", "SIG_SUFFIX", "Envelope", "Envelopes", "Picker", "content_type", "split",
+    "split_block", "templates",
 ]
 
 KEYS = ("previous", "author", "sequence", "timestamp", "hash", "content", "signature")

@@ -9,12 +9,7 @@ from __future__ import annotations
 from ssblab.core.errors import SsbError
 
 __all__ = [
-    "ArchiveError",
-    "ArchiveMismatch",
-    "ArchiveOverflow",
-    "MalformedArchive",
-    "MissingBlob",
-    "MissingDictionary",
+    "ArchiveError", "ArchiveMismatch", "ArchiveOverflow", "MalformedArchive", "MissingBlob", "MissingDictionary",
     "NotArchivable",
 ]
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from struct import error as StructError
-from typing import Any, TypeVar
+from typing import Any
 
 import flatbuffers
 import numpy as np
@@ -27,50 +27,17 @@ from ssblab.archive.fb import ssblab_archive_generated as fb
 from ssblab.core.errors import UsageError
 
 __all__ = [
-    "BLOB_TYPES",
-    "FILE_ID",
-    "KIND_NAMES",
-    "VERSION",
-    "BlockRef",
-    "Bundle",
-    "DictRef",
-    "DictSet",
-    "RawRuns",
-    "Sketch",
-    "T",
-    "blob_type",
-    "build_bundle",
-    "build_int_dictionary",
-    "build_string_dictionary",
-    "chain_heads",
-    "dict_set_of",
-    "expand_runs",
-    "finish",
-    "guarded",
-    "open_blob",
-    "put_dict_ref",
-    "put_dict_set",
-    "put_hash",
-    "put_rle",
-    "put_sketch",
-    "put_svb",
-    "read_bundle",
-    "read_bytes",
-    "read_dict_ref",
-    "read_dict_set",
-    "read_dictionary",
-    "read_hash",
-    "read_ints",
-    "read_runs",
-    "read_sketch",
-    "read_svb",
+    "BLOB_TYPES", "FILE_ID", "KIND_NAMES", "VERSION", "BlockRef", "Bundle", "DictRef", "DictSet", "RawRuns",
+    "Sketch", "blob_type", "build_bundle", "build_int_dictionary", "build_string_dictionary", "chain_heads",
+    "dict_set_of", "expand_runs", "finish", "guarded", "open_blob", "put_dict_ref", "put_dict_set", "put_hash",
+    "put_rle", "put_sketch", "put_svb", "read_bundle", "read_bytes", "read_dict_ref", "read_dict_set",
+    "read_dictionary", "read_hash", "read_ints", "read_runs", "read_sketch", "read_svb",
 ]
 
 FILE_ID = b"BIP2"
 VERSION = 1
 BLOB_TYPES = {v: k for k, v in vars(fb.Bip2BlobData).items() if not k.startswith("_")}
 KIND_NAMES = {0: "types", 1: "keys", 2: "paths", 3: "signatures", 4: "skeletons", 5: "tokens"}
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,25 +38,9 @@ from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
 from ssblab.archive.errors import MalformedArchive, MissingDictionary
 
 __all__ = [
-    "FIELDS",
-    "I64",
-    "PREVIOUS_CLOSE",
-    "PREVIOUS_OPEN",
-    "binary_form",
-    "block_frames",
-    "chain",
-    "compiled_layout",
-    "compiled_rows",
-    "digests",
-    "digits",
-    "encodings",
-    "envelope_columns",
-    "first_text",
-    "frames",
-    "orders",
-    "rebuild_block",
-    "signature_column",
-    "texts",
+    "FIELDS", "I64", "PREVIOUS_CLOSE", "PREVIOUS_OPEN", "binary_form", "block_frames", "chain", "compiled_layout",
+    "compiled_rows", "digests", "digits", "encodings", "envelope_columns", "first_text", "frames", "orders",
+    "rebuild_block", "signature_column", "texts",
 ]
 
 PREVIOUS_OPEN, PREVIOUS_CLOSE = b'"%', b'.sha256"'

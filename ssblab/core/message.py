@@ -29,18 +29,8 @@ from ssblab.core.refs import (
 )
 
 __all__ = [
-    "SIZE_LIMIT",
-    "Message",
-    "check_content",
-    "check_shape",
-    "check_signature",
-    "check_signature_format",
-    "create_message",
-    "decode_message_json",
-    "hmac_key_bytes",
-    "message_id",
-    "signing_encoding",
-    "verify_message",
+    "SIZE_LIMIT", "Message", "check_content", "check_shape", "check_signature", "check_signature_format",
+    "create_message", "decode_message_json", "hmac_key_bytes", "message_id", "signing_encoding", "verify_message",
 ]
 
 SIZE_LIMIT = 8192  # UTF-16 code units of the encoding with signature ("not bytes": ssb-validate isInvalidShape)

@@ -22,17 +22,8 @@ from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature, hmac_key_bytes
 
 __all__ = [
-    "Duplicate",
-    "FeedState",
-    "FeedValidator",
-    "Fork",
-    "ForkFound",
-    "History",
-    "ValidationReport",
-    "as_message",
-    "iter_messages",
-    "validate_feed",
-    "validate_next",
+    "Duplicate", "FeedState", "FeedValidator", "Fork", "ForkFound", "History", "ValidationReport", "as_message",
+    "iter_messages", "validate_feed", "validate_next",
 ]
 
 

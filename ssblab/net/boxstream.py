@@ -21,12 +21,7 @@ import nacl.exceptions
 from ssblab.net.errors import BoxStreamError, LocalProtocolError
 
 __all__ = [
-    "HEADER_LENGTH",
-    "MAC_LENGTH",
-    "MAX_BODY_LENGTH",
-    "BoxStreamDecoder",
-    "BoxStreamEncoder",
-    "BoxStreamGoodbye",
+    "HEADER_LENGTH", "MAC_LENGTH", "MAX_BODY_LENGTH", "BoxStreamDecoder", "BoxStreamEncoder", "BoxStreamGoodbye",
     "increment_nonce",
 ]
 

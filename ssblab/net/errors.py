@@ -11,14 +11,8 @@ from __future__ import annotations
 from ssblab.core.errors import SsbError, UsageError
 
 __all__ = [
-    "AddressError",
-    "BoxStreamError",
-    "HandshakeError",
-    "LocalProtocolError",
-    "MuxRpcError",
-    "NetProtocolError",
-    "PacketStreamError",
-    "RemoteCallError",
+    "AddressError", "BoxStreamError", "HandshakeError", "LocalProtocolError", "MuxRpcError", "NetProtocolError",
+    "PacketStreamError", "RemoteCallError",
 ]
 
 

@@ -37,23 +37,9 @@ from nacl.signing import SigningKey, VerifyKey
 from ssblab.net.errors import HandshakeError, LocalProtocolError
 
 __all__ = [
-    "CHALLENGE_LENGTH",
-    "CLIENT_AUTH_LENGTH",
-    "MAIN_NETWORK_KEY",
-    "SERVER_ACCEPT_LENGTH",
-    "BoxStreamKeys",
-    "ClientHandshake",
-    "HandshakeComplete",
-    "HandshakeResult",
-    "HandshakeState",
-    "ServerHandshake",
-    "curve_public",
-    "ephemeral_from_seed",
-    "make_challenge",
-    "network_mac",
-    "open_challenge",
-    "session_keys",
-    "sha256",
+    "CHALLENGE_LENGTH", "CLIENT_AUTH_LENGTH", "MAIN_NETWORK_KEY", "SERVER_ACCEPT_LENGTH", "BoxStreamKeys",
+    "ClientHandshake", "HandshakeComplete", "HandshakeResult", "HandshakeState", "ServerHandshake", "curve_public",
+    "ephemeral_from_seed", "make_challenge", "network_mac", "open_challenge", "session_keys", "sha256",
     "shared_secret",
 ]
 

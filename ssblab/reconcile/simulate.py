@@ -23,15 +23,8 @@ from ssblab.reconcile.messages import Message, Step
 from ssblab.reconcile.session import ReconcileRole, Session
 
 __all__ = [
-    "PairReport",
-    "Tamper",
-    "content_id",
-    "content_node",
-    "diverge_replicas",
-    "random_trdag",
-    "run_pair",
-    "sessions",
-    "split_replicas",
+    "PairReport", "Tamper", "content_id", "content_node", "diverge_replicas", "random_trdag", "run_pair",
+    "sessions", "split_replicas",
 ]
 
 

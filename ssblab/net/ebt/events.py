@@ -25,24 +25,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
-    "Append",
-    "AppendFailed",
-    "Appended",
-    "Block",
-    "EbtRole",
-    "Effect",
-    "EndStream",
-    "Event",
-    "MessageReceived",
-    "NotesReceived",
-    "PeerConnected",
-    "PeerDisconnected",
-    "PersistClock",
-    "Replicate",
-    "SendMessage",
-    "SendMessages",
-    "SendNotes",
-    "Tick",
+    "Append", "AppendFailed", "Appended", "Block", "EbtRole", "Effect", "EndStream", "Event", "MessageReceived",
+    "NotesReceived", "PeerConnected", "PeerDisconnected", "PersistClock", "Replicate", "SendMessage",
+    "SendMessages", "SendNotes", "Tick",
 ]
 
 #: Our side of the connection: the handshake "client" opened ``ebt.replicate`` and waits for the notes of the
