@@ -13,7 +13,7 @@ setup: $(PY_STAMP) $(NPM_STAMP) jars browser
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(PY_STAMP): pyproject.toml setup.py $(wildcard ssblab/*/*.c ssblab/*/*.h) | $(BIN)/python
+$(PY_STAMP): pyproject.toml setup.py $(wildcard ssblab/*/*.c ssblab/*/*.h ssblab/*/*/*.c ssblab/*/*/*.h) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks,archive,formats]'
 	touch $@
@@ -32,7 +32,7 @@ jars: $(PY_STAMP)
 browser:
 	bash scripts/install_browser.sh
 
-test: setup
+test: setup lint
 	$(BIN)/python -m pytest
 
 test-fast: $(PY_STAMP)
@@ -44,9 +44,12 @@ demo: setup
 lab: setup
 	$(BIN)/jupyter lab notebooks/
 
+# ruff over everything, the archive schema against its generated code, and mypy --strict over the pure
+# packages ([tool.mypy] in pyproject.toml says which).
 lint: $(PY_STAMP)
 	$(BIN)/ruff check ssblab tests bench scripts
 	$(BIN)/python scripts/gen_archive_schema.py --check
+	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python bench/verify.py

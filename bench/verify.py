@@ -33,7 +33,7 @@ from pathlib import Path
 
 import nacl.signing
 
-from ssblab.core import encoding, message
+from ssblab.core.compiled import PURE_PYTHON
 from ssblab.core.encoding import encode_compact
 from ssblab.core.message import Message, check_signature_format
 from ssblab.core.refs import parse_feed_id
@@ -108,10 +108,10 @@ def main() -> None:
     parser.add_argument("--authors", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--chunk", type=int, default=2_000, help="messages per turn of ssblab and raw PyNaCl")
-    parser.add_argument("--pure", action="store_true", help="ssblab without its compiled fast paths")
+    parser.add_argument("--pure", action="store_true", help="no compiled fast paths (SSBLAB_PURE_PYTHON=1)")
     args = parser.parse_args()
     if args.pure:
-        encoding._speedups = message._speedups = None
+        os.environ[PURE_PYTHON] = "1"  # the one switch, read at each call
     pin_to_one_core()
 
     messages = list(generate_network(args.authors, args.messages, seed=42))

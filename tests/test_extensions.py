@@ -17,5 +17,13 @@ def test_the_extension_is_built_where_a_compiler_is(compiled: ModuleType) -> Non
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}): ssblab runs its pure-Python routes")
-    built = compiled.speedups is not None
+    built = compiled.built() is not None
     assert built, f"{compiled.__name__}: _speedups failed to build (`pip install -e . -v` shows why)"
+
+
+def test_one_switch_read_at_call_time_turns_every_compiled_route_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(core_compiled.PURE_PYTHON, "1")
+    assert core_compiled.speedups() is None and archive_compiled.speedups() is None
+    monkeypatch.setenv(core_compiled.PURE_PYTHON, "0")
+    assert core_compiled.speedups() is core_compiled.built()
+    assert archive_compiled.speedups() is archive_compiled.built()

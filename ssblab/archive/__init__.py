@@ -8,31 +8,14 @@ ways; `rebuild` and `pieces` rebuild whole columns of a block at once, and `arro
 randomness, no I/O. `folder` reads and writes archives on disk
 (``archive*.json`` and a blob folder) and `sizes` measures a dataset in each format.
 
-`_speedups` (ssblab/archive/_speedups.c, built by setup.py when a C compiler is there) holds the hot loops of
-both directions; each module that uses it keeps its pure-Python route, which gives the same bytes and rows.
+`_speedups` (built by setup.py from ssblab/archive/_c when a C compiler is there) holds the hot loops of both
+directions; each module that uses it keeps its pure-Python route, which gives the same bytes and rows.
 """
 
-from ssblab.archive.bundle import (
-    ARCHIVE_TYPE,
-    FORMAT,
-    MAX_BUNDLE_BLOCKS,
-    Archive,
-    archive_content,
-    build_archives,
-    bundle_of,
-    select_blocks,
-)
-from ssblab.archive.dictionaries import Dictionaries
-from ssblab.archive.errors import (
-    ArchiveError,
-    ArchiveMismatch,
-    MalformedArchive,
-    MissingBlob,
-    MissingDictionary,
-    NotArchivable,
-)
-from ssblab.archive.folder import ArchiveFolder, open_archive, write_archives
-from ssblab.archive.verify import Verified, verify_by_rebuild, verify_fetched
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "ARCHIVE_TYPE",
@@ -42,6 +25,7 @@ __all__ = [
     "ArchiveError",
     "ArchiveFolder",
     "ArchiveMismatch",
+    "ArchiveOverflow",
     "Dictionaries",
     "MalformedArchive",
     "MissingBlob",
@@ -57,3 +41,41 @@ __all__ = [
     "verify_fetched",
     "write_archives",
 ]
+
+# Where each public name lives: importing the package loads none of its modules (numpy, pyarrow and flatbuffers
+# come with the ``archive`` extra), a name's module loads on first use.
+_HOME = {
+    "ARCHIVE_TYPE": "bundle",
+    "FORMAT": "bundle",
+    "MAX_BUNDLE_BLOCKS": "bundle",
+    "Archive": "bundle",
+    "archive_content": "bundle",
+    "build_archives": "bundle",
+    "bundle_of": "bundle",
+    "select_blocks": "bundle",
+    "Dictionaries": "dictionaries",
+    "ArchiveError": "errors",
+    "ArchiveMismatch": "errors",
+    "ArchiveOverflow": "errors",
+    "MalformedArchive": "errors",
+    "MissingBlob": "errors",
+    "MissingDictionary": "errors",
+    "NotArchivable": "errors",
+    "ArchiveFolder": "folder",
+    "open_archive": "folder",
+    "write_archives": "folder",
+    "Verified": "verify",
+    "verify_by_rebuild": "verify",
+    "verify_fetched": "verify",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module(f"{__name__}.{_HOME[name]}")
+    except ModuleNotFoundError as exc:
+        raise ImportError(f"ssblab.archive.{name} needs the 'archive' extra (pip install 'ssblab[archive]'): "
+                          f"{exc.name} is missing") from exc
+    return getattr(module, name)

@@ -25,10 +25,13 @@ import numpy as np
 import pyarrow as pa
 
 from ssblab.archive import block as blocks
-from ssblab.archive.compiled import speedups as _speedups
+from ssblab.archive import rebuild
+from ssblab.archive.compiled import speedups
 from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.archive.errors import MalformedArchive
 from ssblab.core.schema import arrow_schema, arrow_timestamps
+
+__all__ = ["MESSAGES_SCHEMA", "UNVERIFIED", "block_table", "block_tables", "id_texts", "iter_batches", "to_arrow"]
 
 MESSAGES_SCHEMA = arrow_schema("messages")
 UNVERIFIED = "unverified"
@@ -39,8 +42,9 @@ _CONTENT_KEY = b'\n  "content": '
 
 def id_texts(digests: bytes) -> bytes:
     """``%<base64>.sha256`` of each 32-byte digest of ``digests`` (end to end): 52 bytes each, end to end."""
-    if _speedups is not None:
-        return _speedups.id_texts(digests)  # type: ignore[no-any-return]
+    compiled = speedups()
+    if compiled is not None:
+        return compiled.id_texts(digests)  # type: ignore[no-any-return]
     n = len(digests) // 32
     padded = np.zeros((n, 33), dtype=np.uint8)
     padded[:, :32] = np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)
@@ -121,11 +125,11 @@ def _contents(blk: blocks.Block, verbatim: list[int]) -> tuple[pa.Array, np.ndar
 def block_tables(
     decoded: Sequence[blocks.Block], dicts: Dictionaries, *, valid: bool = False, wheres: Sequence[str] | None = None
 ) -> list[pa.Table]:
-    """Decoded blocks as `MESSAGES_SCHEMA` tables (their ids hashed together: see `blocks.digests`); ``wheres``
+    """Decoded blocks as `MESSAGES_SCHEMA` tables (their ids hashed together: see `rebuild.digests`); ``wheres``
     names them in errors."""
     return [
         _table(blk, dicts, digests, valid)
-        for blk, digests in zip(decoded, blocks.digests(decoded, dicts, wheres), strict=True)
+        for blk, digests in zip(decoded, rebuild.digests(decoded, dicts, wheres), strict=True)
     ]
 
 

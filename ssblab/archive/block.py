@@ -4,8 +4,8 @@ Strategy (docs/archive-format.md §5): `plan` reads each message's envelope (`en
 content and names the dictionary entries the block needs (with `_speedups`, one C pass that reads most envelopes
 off the encoding alone); `encode_block` writes the columns (timestamp deltas, types, object signatures,
 ed25519 signatures, token-coded content) against dictionaries that already hold them, so a block is a pure
-function of (messages, dictionaries). `decode_block` reads the columns back with every length and id checked;
-`encodings` rebuilds each message's signed JSON and id, chaining ``previous`` from the id just computed.
+function of (messages, dictionaries). `decode_block` reads the columns back with every length and id checked
+(`rebuild` then rebuilds each message's signed JSON and id from them).
 
 Invariant: for every message ``m`` of a block, the rebuilt encoding equals ``m.encoded``; a hostile blob either
 decodes to columns that agree with each other or raises an `ArchiveError`.
@@ -13,8 +13,6 @@ decodes to columns that agree with each other or raises an `ArchiveError`.
 
 from __future__ import annotations
 
-import binascii
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,10 +23,9 @@ import flatbuffers.flexbuffers as flex
 import numpy as np
 import numpy.typing as npt
 
-from ssblab.archive import rebuild, svb, text
-from ssblab.archive.compiled import speedups as _speedups
+from ssblab.archive import svb, text
+from ssblab.archive.compiled import speedups
 from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS, TYPES, Dictionaries
-from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
 from ssblab.archive.envelope import MAX_TIMESTAMP, split_block
 from ssblab.archive.errors import MalformedArchive, MissingDictionary, NotArchivable
 from ssblab.archive.fb import ssblab_archive_generated as fb
@@ -59,6 +56,11 @@ from ssblab.archive.pieces import Pieces
 from ssblab.archive.text import KEYS_AS_DATA
 from ssblab.core.message import Message
 from ssblab.core.refs import b64, parse_feed_id, parse_message_id
+
+__all__ = [
+    "KEYS_AS_DATA_UTF8", "SHARED_MIN", "Block", "Coded", "Planned", "RawBlock", "block_dictionaries",
+    "decode_block", "decode_sketch", "encode_block", "message_ref", "new_entries", "plan", "read_raw_block",
+]
 
 KEYS_AS_DATA_UTF8 = frozenset(k.encode() for k in KEYS_AS_DATA)  # types as the envelopes hold them
 SHARED_MIN = 4  # bytes of kind + payload above which a token repeated across blocks joins the TOKEN dictionary
@@ -118,9 +120,10 @@ def plan(messages: Sequence[Message]) -> Planned:
     if not isinstance(author, str) or type(first) is not int or first < 1:
         raise NotArchivable("the first message has no usable author or sequence")
     previous = messages[0].previous if isinstance(messages[0].previous, str) else None
-    if _speedups is not None:  # one pass in C; None: something the route below reports
+    compiled = speedups()
+    if compiled is not None:  # one pass in C; None: something the route below reports
         listed = messages if isinstance(messages, list) else list(messages)
-        done = _speedups.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
+        done = compiled.plan_block(listed, author, previous, first, KEYS_AS_DATA_UTF8)
         if done is not None:
             stamps, signatures, orders, order_at, types, type_at, skeletons, skeleton_at, *tokens = done
             distinct, offsets, hashes, stream = tokens
@@ -167,9 +170,9 @@ def new_entries(blocks: Sequence[Planned], dicts: Dictionaries) -> list[list[obj
             if order is not None:
                 ident(SIGNATURES, tuple(ident(PATHS, (ident(KEYS, key.encode()),)) for key in order))
     shapes = dicts.chains[SKELETONS].index  # a few hundred a block: looked up without a call each
-    new[SKELETONS] = dict.fromkeys(s for block in blocks for s in block.skeletons.values if s not in shapes)
-    entries = [list(d) for d in new]
-    entries[TOKENS] = _shared_candidates(blocks, dicts.chains[TOKENS].shared.index)
+    new[SKELETONS] = dict.fromkeys((s for block in blocks for s in block.skeletons.values if s not in shapes), 0)
+    entries: list[list[object]] = [list(d) for d in new]
+    entries[TOKENS] = [*_shared_candidates(blocks, dicts.chains[TOKENS].shared.index)]
     return entries
 
 
@@ -219,13 +222,14 @@ def encode_block(block: Planned, dicts: Dictionaries, builder: flatbuffers.Build
         parse_message_id(first.previous) if isinstance(first.previous, str) else None,
         parse_message_id(msgs[-1].id),
     )
-    if _speedups is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
-        blob = _speedups.block_blob(
+    compiled = speedups()
+    if compiled is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
+        blob = compiled.block_blob(
             first.sequence, stamps, types, sigs, block.signatures, *hashes, tuple(column.parts()),
             chain_heads(dicts.heads),
         )  # fmt: skip
         if blob is not None:
-            return blob
+            return blob  # type: ignore[no-any-return]
     deltas = svb.zigzag(np.concatenate(([0], stamps[1:] - stamps[:-1])).astype(np.int64))
     if builder is None:
         builder = flatbuffers.Builder(1 << 16)
@@ -311,7 +315,8 @@ def _dict_set(refs: tuple[tuple[int, bytes, int] | None, ...]) -> DictSet:
 def read_raw_block(data: bytes, where: str) -> RawBlock:
     """The fields of a MessageBlock blob (compiled when the blob is regular; otherwise the accessors below, which
     name what is wrong)."""
-    raw = _speedups.read_block(data) if _speedups is not None else None
+    compiled = speedups()
+    raw = compiled.read_block(data) if compiled is not None else None
     if raw is not None:
         length, base, first, last, author, previous, last_hash, deltas, types, sigs, signatures, parts, refs = raw
         return RawBlock(
@@ -398,78 +403,6 @@ def decode_block(data: bytes, dicts: Dictionaries, where: str = "block") -> Bloc
         raw.sketch, raw.author, raw.previous, raw.last_hash, stamps, block_types, sig_ids, raw.signatures, contents,
         offsets, plain, heads,
     )  # fmt: skip
-
-
-def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
-    """The key order of each object signature id used by the block (checked to be an envelope order)."""
-    found = {}
-    for ident in np.flatnonzero(np.bincount(block.signature_ids)).tolist():  # ids are small: below the chain's size
-        if ident == 0:
-            continue
-        paths = dicts.chains[SIGNATURES].get(ident - 1, where)
-        keys = [dicts.chains[KEYS].get(dicts.chains[PATHS].get(p, where)[0], where) for p in paths]
-        order = tuple(k.decode("utf-8", "replace") for k in keys)
-        if sorted(order) != sorted(ENVELOPE_KEYS):
-            raise MalformedArchive(f"{where}: object signature {ident - 1} is not a classic message envelope")
-        found[ident] = order
-    return found
-
-
-def _checked_orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
-    """`orders`, once ``dicts`` are proved to be the ones the block was coded with."""
-    if block.dictionaries != dicts.heads:
-        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
-    return orders(block, dicts, where)
-
-
-def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> tuple[list[bytes], list[bytes]]:
-    """(each message's signed JSON when ``keep``, else []; each message's sha256 id digest)."""
-    by_order = _checked_orders(block, dicts, where)
-    if _speedups is not None:
-        rows = rebuild.compiled_rows(block, by_order, where)
-        (joined,) = _speedups.block_digests([rows])
-        texts = _speedups.message_texts(rows, joined) if keep else []
-        return texts, [joined[i : i + 32] for i in range(0, len(joined), 32)]
-    columns = rebuild.envelope_columns(block)
-    a, z = rebuild.block_frames(block, by_order, columns, (block.contents, block.offsets))
-    a_bin, z_bin = a, z
-    rows = np.flatnonzero(block.plain < np.diff(block.offsets))
-    if rows.size:  # the id hashes the low byte of each UTF-16 unit: frame those rows again in that form
-        a_bin, z_bin = list(a), list(z)
-        binary = rebuild.binary_form(block.contents, block.offsets)
-        for i, head, tail in zip(
-            rows.tolist(), *rebuild.block_frames(block, by_order, columns, binary, rows), strict=True
-        ):
-            a_bin[i], z_bin[i] = head, tail
-    digests = rebuild.chain(
-        hashlib.sha256(rebuild.first_text(block, a_bin[0], z_bin[0])).digest(), a_bin[1:], z_bin[1:]
-    )
-    if not keep:
-        return [], digests
-    b2a = binascii.b2a_base64
-    out = [rebuild.first_text(block, a[0], z[0])]
-    out.extend(
-        head if tail is None else head + b2a(d, newline=False) + tail
-        for head, tail, d in zip(a[1:], z[1:], digests, strict=False)
-    )
-    return out, digests
-
-
-def digests(blocks: Sequence[Block], dicts: Dictionaries, wheres: Sequence[str] | None = None) -> list[bytes]:
-    """Each block's message id digests, end to end (32 bytes each): what a table needs, without the texts.
-
-    Compiled, the blocks' chains are hashed two at a time, so pass all the blocks at hand at once.
-    """
-    named = list(zip(blocks, wheres or [f"block {i}" for i in range(len(blocks))], strict=True))
-    if _speedups is None:
-        return [b"".join(rebuild_block(block, dicts, where, keep=False)[1]) for block, where in named]
-    rows = [rebuild.compiled_rows(block, _checked_orders(block, dicts, where), where) for block, where in named]
-    return _speedups.block_digests(rows)  # type: ignore[no-any-return]
-
-
-def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:
-    """Each message's signed JSON (signature included) and its sha256 id digest, in feed order."""
-    return rebuild_block(block, dicts, where, keep=True)
 
 
 def message_ref(digest: bytes) -> str:

@@ -30,6 +30,11 @@ from ssblab.archive.flat import BlockRef, Bundle, build_bundle, read_bundle
 from ssblab.core.message import Message
 from ssblab.core.refs import parse_feed_id, parse_message_id
 
+__all__ = [
+    "ARCHIVE_TYPE", "DEFAULT_BLOCK_SIZE", "FORMAT", "MAX_BUNDLE_BLOCKS", "Archive", "archive_content",
+    "build_archives", "bundle_of", "check_bundle_shape", "select_blocks",
+]
+
 ARCHIVE_TYPE = "archive"
 FORMAT = "ssblab-bipf2/1"
 DEFAULT_BLOCK_SIZE = 8192

@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ssblab.archive.errors import MalformedArchive
+from ssblab.archive.errors import ArchiveOverflow, MalformedArchive
+
+__all__ = ["I64", "MAX_LENGTH", "best_s", "decode", "encode"]
 
 MAX_LENGTH = 4
 I64 = npt.NDArray[np.int64]
@@ -43,7 +45,7 @@ def best_s(ranks: I64, alphabet: int) -> int:
         if best_size < 0 or size < best_size:
             best, best_size = s, size
     if best_size < 0:
-        raise ValueError(f"{alphabet} distinct tokens do not fit a 4-byte dense code")
+        raise ArchiveOverflow(f"{alphabet} distinct tokens do not fit a 4-byte dense code")
     return best
 
 
@@ -51,7 +53,7 @@ def encode(ranks: I64, s: int) -> bytes:
     """The dense code of ``ranks`` with ``s`` stoppers."""
     c, bases = 256 - s, _bases(s)
     if ranks.size and int(ranks.max()) >= bases[-1]:
-        raise ValueError(f"rank {int(ranks.max())} does not fit a 4-byte dense code with s={s}")
+        raise ArchiveOverflow(f"rank {int(ranks.max())} does not fit a 4-byte dense code with s={s}")
     lengths = np.searchsorted(np.array(bases[1:]), ranks, side="right") + 1
     rest = ranks - np.array(bases)[lengths - 1]
     ends = np.cumsum(lengths) - 1

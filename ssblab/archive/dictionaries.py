@@ -28,6 +28,10 @@ from ssblab.archive.flat import (
 )
 from ssblab.core.refs import b64
 
+__all__ = [
+    "KEYS", "PATHS", "SIGNATURES", "SKELETONS", "STRING_KINDS", "TOKENS", "TYPES", "Chain", "Dictionaries", "Fetch",
+]
+
 TYPES, KEYS, PATHS, SIGNATURES, SKELETONS, TOKENS = range(6)
 STRING_KINDS = (TYPES, KEYS, SKELETONS, TOKENS)
 Fetch = Callable[[bytes], bytes | None]  # 32-byte sha256 -> blob bytes, or None when not available

@@ -23,6 +23,11 @@ import numpy.typing as npt
 from ssblab.archive.errors import NotArchivable
 from ssblab.core.message import Message
 
+__all__ = [
+    "KEYS", "MAX_TIMESTAMP", "SIG_SUFFIX", "Envelope", "Envelopes", "Picker", "content_type", "split",
+    "split_block", "templates",
+]
+
 KEYS = ("previous", "author", "sequence", "timestamp", "hash", "content", "signature")
 MAX_TIMESTAMP = 2**53  # integers beyond this are not exact JavaScript numbers
 SIG_SUFFIX = b".sig.ed25519"

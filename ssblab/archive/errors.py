@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from ssblab.core.errors import SsbError
 
+__all__ = [
+    "ArchiveError", "ArchiveMismatch", "ArchiveOverflow", "MalformedArchive", "MissingBlob", "MissingDictionary",
+    "NotArchivable",
+]
+
 
 class ArchiveError(SsbError):
     """Base of the archive errors."""
@@ -37,6 +42,13 @@ class NotArchivable(ArchiveError):
     """Messages that cannot form a block: not one feed, not consecutive, empty."""
 
     code = "archive-input"
+
+
+class ArchiveOverflow(ArchiveError, ValueError):
+    """A value beyond what its column can hold (StreamVByte, the dense code, a block's 2 GiB of texts). Also a
+    ValueError, which is what these were before."""
+
+    code = "archive-overflow"
 
 
 class MissingBlob(ArchiveError):

@@ -15,21 +15,29 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from struct import error as StructError
-from typing import Any, TypeVar
+from typing import Any
 
 import flatbuffers
 import numpy as np
 
 from ssblab.archive import svb
-from ssblab.archive.compiled import speedups as _speedups
+from ssblab.archive.compiled import speedups
 from ssblab.archive.errors import MalformedArchive
 from ssblab.archive.fb import ssblab_archive_generated as fb
+from ssblab.core.errors import UsageError
+
+__all__ = [
+    "BLOB_TYPES", "FILE_ID", "KIND_NAMES", "VERSION", "BlockRef", "Bundle", "DictRef", "DictSet", "RawRuns",
+    "Sketch", "blob_type", "build_bundle", "build_int_dictionary", "build_string_dictionary", "chain_heads",
+    "dict_set_of", "expand_runs", "finish", "guarded", "open_blob", "put_dict_ref", "put_dict_set", "put_hash",
+    "put_rle", "put_sketch", "put_svb", "read_bundle", "read_bytes", "read_dict_ref", "read_dict_set",
+    "read_dictionary", "read_hash", "read_ints", "read_runs", "read_sketch", "read_svb",
+]
 
 FILE_ID = b"BIP2"
 VERSION = 1
 BLOB_TYPES = {v: k for k, v in vars(fb.Bip2BlobData).items() if not k.startswith("_")}
 KIND_NAMES = {0: "types", 1: "keys", 2: "paths", 3: "signatures", 4: "skeletons", 5: "tokens"}
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +108,7 @@ def guarded(where: str) -> Iterator[None]:
 def put_hash(builder: flatbuffers.Builder, digest: bytes) -> int:
     """`fb.CreateHash32` in one slice assignment (the generated code prepends the 32 bytes one by one)."""
     if len(digest) != 32:
-        raise ValueError(f"a Hash32 holds 32 bytes, got {len(digest)}")
+        raise UsageError(f"a Hash32 holds 32 bytes, got {len(digest)}")
     builder.Prep(1, 32)
     builder.head -= 32
     builder.Bytes[builder.head : builder.head + 32] = digest
@@ -204,18 +212,19 @@ def put_sketch(builder: flatbuffers.Builder, sketch: Sketch) -> int:
 
 
 def chain_heads(dicts: DictSet) -> tuple[tuple[int, bytes, int] | None, ...]:
-    """The six chain heads as `_speedups` takes them."""
+    """The six chain heads as the compiled assemblers take them."""
     return tuple(None if r is None else (r.kind, r.blob_id, r.size) for r in dicts.by_kind())
 
 
 def build_bundle(bundle: Bundle) -> bytes:
-    if _speedups is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
+    compiled = speedups()
+    if compiled is not None:  # the same bytes, assembled in C; None: a field overflows, for the builder to report
         refs = [
             (r.blob_id, r.sketch.length, r.sketch.sequence_base, r.sketch.first_timestamp, r.sketch.last_timestamp,
              r.previous_blob_id, r.last_message_hash)
             for r in bundle.blocks
         ]  # fmt: skip
-        blob = _speedups.bundle_blob(bundle.author, refs, chain_heads(bundle.dictionaries))
+        blob = compiled.bundle_blob(bundle.author, refs, chain_heads(bundle.dictionaries))
         if blob is not None:
             return blob  # type: ignore[no-any-return]
     builder = flatbuffers.Builder(1024)

@@ -16,6 +16,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ssblab.archive.errors import ArchiveOverflow
+
+__all__ = ["I64", "Pieces", "concat", "gather"]
+
 I64 = npt.NDArray[np.int64]
 
 
@@ -49,11 +53,11 @@ def gather(pieces: Pieces, seq: I64) -> tuple[bytes, I64]:
     """(the pieces at ``seq`` joined, ``seq.size + 1`` offsets of each in the result).
 
     Raises:
-        ValueError: the result would not fit 32-bit offsets (2 GiB; real blocks hold megabytes).
+        ArchiveOverflow: the result would not fit 32-bit offsets (2 GiB; real blocks hold megabytes).
     """
     total = int(pieces.lengths[seq].sum())
     if total >= 2**31:
-        raise ValueError(f"a gather of {total} bytes")
+        raise ArchiveOverflow(f"a gather of {total} bytes")
     offsets = pieces.offsets.astype(np.int32)
     array = pa.BinaryArray.from_buffers(
         pa.binary(), len(pieces), [None, pa.py_buffer(offsets), pa.py_buffer(pieces.data)]

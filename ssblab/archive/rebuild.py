@@ -20,19 +20,28 @@ Invariant: the encodings and digests equal those of the per-message rendering of
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 from binascii import b2a_base64
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-if TYPE_CHECKING:
-    from ssblab.archive.block import Block
+from ssblab.archive.block import Block
+from ssblab.archive.compiled import speedups
+from ssblab.archive.dictionaries import KEYS, PATHS, SIGNATURES, Dictionaries
+from ssblab.archive.envelope import KEYS as ENVELOPE_KEYS
+from ssblab.archive.errors import MalformedArchive, MissingDictionary
+
+__all__ = [
+    "FIELDS", "I64", "PREVIOUS_CLOSE", "PREVIOUS_OPEN", "binary_form", "block_frames", "chain", "compiled_layout",
+    "compiled_rows", "digests", "digits", "encodings", "envelope_columns", "first_text", "frames", "orders",
+    "rebuild_block", "signature_column", "texts",
+]
 
 PREVIOUS_OPEN, PREVIOUS_CLOSE = b'"%', b'.sha256"'
 # The fields `_speedups.block_digests` renders per message (author and hash are constant within a block).
@@ -95,20 +104,22 @@ def binary_form(contents: bytes, offsets: I64) -> tuple[bytes, I64]:
 @lru_cache(maxsize=64)
 def _layout(order: tuple[str, ...]) -> tuple[tuple[pa.Scalar | str, ...], ...]:
     """The parts of A and Z for ``order``: constant text (as Arrow scalars, adjacent ones merged) or a key."""
-    sides: tuple[list[bytes | str], list[bytes | str]] = ([b""], [b""])
+    sides: tuple[list[bytes | str], list[bytes | str]] = ([], [])
+    texts = [b"", b""]  # the constant text each side ends with so far
     side = 0
     for j, key in enumerate(order):
-        sides[side][-1] += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
+        texts[side] += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
         if key == "previous":
-            sides[0][-1] += PREVIOUS_OPEN
-            sides[1][-1] += PREVIOUS_CLOSE
+            texts[0] += PREVIOUS_OPEN
+            texts[1] += PREVIOUS_CLOSE
             side = 1
         else:
-            sides[side].extend((key, b""))
-    sides[1][-1] += b"\n}"
+            sides[side].extend((texts[side], key))
+            texts[side] = b""
+    texts[1] += b"\n}"
     return tuple(
-        tuple(pa.scalar(p, pa.large_binary()) if isinstance(p, bytes) else p for p in parts if p != b"")
-        for parts in sides
+        tuple(pa.scalar(p, pa.large_binary()) if isinstance(p, bytes) else p for p in (*parts, text) if p != b"")
+        for parts, text in zip(sides, texts, strict=True)
     )
 
 
@@ -195,14 +206,16 @@ def first_text(block: Block, head: bytes, tail: bytes | None) -> bytes:
 @lru_cache(maxsize=64)
 def compiled_layout(order: tuple[str, ...], author: bytes) -> tuple[bytes | int, ...]:
     """The message text of ``order`` for `_speedups.block_digests`: constant text and `FIELDS` codes, in turn."""
-    parts: list[bytes | int] = [b""]
+    parts: list[bytes | int] = []
+    text = b""  # the constant text since the last field
     for j, key in enumerate(order):
-        parts[-1] += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
+        text += (b"{\n" if j == 0 else b",\n") + b'  "' + key.encode() + b'": '
         if key in FIELDS:
-            parts.extend((FIELDS[key], b""))
+            parts.extend((text, FIELDS[key]))
+            text = b""
         else:
-            parts[-1] += author if key == "author" else b'"sha256"'
-    parts[-1] += b"\n}"
+            text += author if key == "author" else b'"sha256"'
+    parts.append(text + b"\n}")
     return tuple(p for p in parts if p != b"")
 
 
@@ -218,3 +231,77 @@ def compiled_rows(block: Block, by_order: dict[int, tuple[str, ...]], where: str
         block.contents, block.offsets, block.plain, layout_of, layouts, block.timestamps, block.sketch.sequence_base,
         block.signatures, block.previous, where,
     )  # fmt: skip
+
+
+def orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
+    """The key order of each object signature id used by the block (checked to be an envelope order)."""
+    found = {}
+    for ident in np.flatnonzero(np.bincount(block.signature_ids)).tolist():  # ids are small: below the chain's size
+        if ident == 0:
+            continue
+        paths = dicts.chains[SIGNATURES].get(ident - 1, where)
+        keys = [dicts.chains[KEYS].get(dicts.chains[PATHS].get(p, where)[0], where) for p in paths]
+        order = tuple(k.decode("utf-8", "replace") for k in keys)
+        if sorted(order) != sorted(ENVELOPE_KEYS):
+            raise MalformedArchive(f"{where}: object signature {ident - 1} is not a classic message envelope")
+        found[ident] = order
+    return found
+
+
+def _checked_orders(block: Block, dicts: Dictionaries, where: str) -> dict[int, tuple[str, ...]]:
+    """`orders`, once ``dicts`` are proved to be the ones the block was coded with."""
+    if block.dictionaries != dicts.heads:
+        raise MissingDictionary(f"{where} was coded with other dictionaries than the ones given")
+    return orders(block, dicts, where)
+
+
+def rebuild_block(block: Block, dicts: Dictionaries, where: str, keep: bool) -> tuple[list[bytes], list[bytes]]:
+    """(each message's signed JSON when ``keep``, else []; each message's sha256 id digest)."""
+    by_order = _checked_orders(block, dicts, where)
+    compiled = speedups()
+    if compiled is not None:
+        args = compiled_rows(block, by_order, where)
+        (joined,) = compiled.block_digests([args])
+        texts = compiled.message_texts(args, joined) if keep else []
+        return texts, [joined[i : i + 32] for i in range(0, len(joined), 32)]
+    columns = envelope_columns(block)
+    a, z = block_frames(block, by_order, columns, (block.contents, block.offsets))
+    a_bin, z_bin = a, z
+    rows = np.flatnonzero(block.plain < np.diff(block.offsets))
+    if rows.size:  # the id hashes the low byte of each UTF-16 unit: frame those rows again in that form
+        a_bin, z_bin = list(a), list(z)
+        binary = binary_form(block.contents, block.offsets)
+        for i, head, tail in zip(
+            rows.tolist(), *block_frames(block, by_order, columns, binary, rows), strict=True
+        ):
+            a_bin[i], z_bin[i] = head, tail
+    digests = chain(
+        hashlib.sha256(first_text(block, a_bin[0], z_bin[0])).digest(), a_bin[1:], z_bin[1:]
+    )
+    if not keep:
+        return [], digests
+    b2a = binascii.b2a_base64
+    out = [first_text(block, a[0], z[0])]
+    out.extend(
+        head if tail is None else head + b2a(d, newline=False) + tail
+        for head, tail, d in zip(a[1:], z[1:], digests, strict=False)
+    )
+    return out, digests
+
+
+def digests(blocks: Sequence[Block], dicts: Dictionaries, wheres: Sequence[str] | None = None) -> list[bytes]:
+    """Each block's message id digests, end to end (32 bytes each): what a table needs, without the texts.
+
+    Compiled, the blocks' chains are hashed two at a time, so pass all the blocks at hand at once.
+    """
+    named = list(zip(blocks, wheres or [f"block {i}" for i in range(len(blocks))], strict=True))
+    compiled = speedups()
+    if compiled is None:
+        return [b"".join(rebuild_block(block, dicts, where, keep=False)[1]) for block, where in named]
+    rows = [compiled_rows(block, _checked_orders(block, dicts, where), where) for block, where in named]
+    return compiled.block_digests(rows)  # type: ignore[no-any-return]
+
+
+def encodings(block: Block, dicts: Dictionaries, where: str = "block") -> tuple[list[bytes], list[bytes]]:
+    """Each message's signed JSON (signature included) and its sha256 id digest, in feed order."""
+    return rebuild_block(block, dicts, where, keep=True)

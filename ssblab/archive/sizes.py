@@ -12,6 +12,8 @@ from typing import Any
 
 from ssblab.archive.folder import open_archive, stored_bytes
 
+__all__ = ["ZSTD_LEVEL", "format_sizes", "parquet_bytes", "zstd_bytes"]
+
 ZSTD_LEVEL = 3  # zstd's default level: what `zstd FILE` gives
 
 

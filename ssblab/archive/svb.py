@@ -17,8 +17,10 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from ssblab.archive.compiled import speedups as _speedups
-from ssblab.archive.errors import MalformedArchive
+from ssblab.archive.compiled import speedups
+from ssblab.archive.errors import ArchiveOverflow, MalformedArchive
+
+__all__ = ["U64", "Flavour", "decode", "encode", "expand_runs", "run_lengths", "unzigzag", "zigzag"]
 
 Flavour = Literal["1234", "1248"]
 _WIDTHS: dict[str, tuple[int, ...]] = {"1234": (1, 2, 3, 4), "1248": (1, 2, 4, 8)}
@@ -36,9 +38,11 @@ def encode(ints: npt.ArrayLike, flavour: Flavour) -> tuple[bytes, bytes]:
     """The canonical ``(codes, values)`` of non-negative integers below 2**32 ("1234") or 2**64 ("1248")."""
     values = np.asarray(ints, dtype=np.uint64)
     if values.size and int(values.max()) >= _LIMITS[flavour]:
-        raise ValueError(f"StreamVByte{flavour}: {int(values.max())} does not fit")
-    if _speedups is not None:
-        return _speedups.svb_encode(np.ascontiguousarray(values), flavour == "1248")
+        raise ArchiveOverflow(f"StreamVByte{flavour}: {int(values.max())} does not fit")
+    compiled = speedups()
+    if compiled is not None:
+        coded: tuple[bytes, bytes] = compiled.svb_encode(np.ascontiguousarray(values), flavour == "1248")
+        return coded
     codes = _codes_of(values, flavour)
     widths = np.array(_WIDTHS[flavour], dtype=np.int64)[codes]
     le = values.astype("<u8").view(np.uint8).reshape(-1, 8)
@@ -53,8 +57,9 @@ def encode(ints: npt.ArrayLike, flavour: Flavour) -> tuple[bytes, bytes]:
 
 def decode(codes: bytes, values: bytes, flavour: Flavour, *, where: str = "column") -> U64:
     """The integers of a canonical StreamVByte column (see the module docstring for the implied count)."""
-    if _speedups is not None:
-        return np.frombuffer(_speedups.svb_decode(codes, values, flavour == "1248", where), dtype=np.uint64)
+    compiled = speedups()
+    if compiled is not None:
+        return np.frombuffer(compiled.svb_decode(codes, values, flavour == "1248", where), dtype=np.uint64)
     raw = np.frombuffer(codes, dtype=np.uint8)
     if raw.size and not raw.any():  # every value in one byte (the common case for ids and lengths)
         if -(-len(values) // 4) != raw.size:

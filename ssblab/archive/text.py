@@ -30,14 +30,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, pairwise
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
 
 from ssblab.archive import dense, svb
-from ssblab.archive.compiled import speedups as _speedups
-from ssblab.archive.errors import MalformedArchive, NotArchivable
+from ssblab.archive.compiled import speedups
+from ssblab.archive.errors import ArchiveOverflow, MalformedArchive, NotArchivable
 from ssblab.archive.pieces import I64, Pieces, concat, gather
+
+__all__ = [
+    "BASE64", "BLOB_REF", "FEED_REF", "HOLE", "KEYS_AS_DATA", "LEAF", "LITERAL", "MSG_REF", "PARTS", "SHARED",
+    "TOKEN", "SharedTokens", "SkeletonTable", "TextColumn", "Tokens", "ascii_starts", "check_utf8", "decode_column",
+    "encode_column", "entry_of", "flatten", "flatten_block", "load_skeleton", "repeated", "shared_entries",
+    "shared_entry", "shared_token", "shared_tokens", "store_skeleton", "token_of",
+]
 
 TOKEN = re.compile(
     rb"[%&@][A-Za-z0-9+/]{43}=\.(?:sha256|ed25519)"  # SSB refs
@@ -127,8 +135,9 @@ def _indent(compact: bytes, depth: int) -> bytes:
 
 def store_skeleton(skeleton: bytes) -> bytes:
     """How a SKELETON entry is stored: a depth byte and the skeleton without layout, when that rebuilds it."""
-    if _speedups is not None:
-        return _speedups.store_skeleton(skeleton)
+    compiled = speedups()
+    if compiled is not None:
+        return compiled.store_skeleton(skeleton)  # type: ignore[no-any-return]
     compact = _LAYOUT.sub(lambda m: m.group(1) or b"", skeleton)
     for depth in (0, 1):
         if _indent(compact, depth) == skeleton:
@@ -142,7 +151,8 @@ def load_skeleton(stored: bytes) -> bytes:
         raise MalformedArchive("skeletons dictionary: an entry without a valid layout byte")
     if stored[0] == _PLAIN_SKELETON:
         return stored[1:]
-    return _indent(stored[1:], stored[0]) if _speedups is None else _speedups.indent(stored[1:], stored[0])
+    compiled = speedups()
+    return _indent(stored[1:], stored[0]) if compiled is None else compiled.indent(stored[1:], stored[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,8 +224,9 @@ def shared_entry(token: bytes) -> bytes:
 def repeated(blocks: Sequence[Tokens]) -> list[bytes]:
     """The tokens that occur in more than one of ``blocks``, in the order first met."""
     hashes = [b.hashes for b in blocks]
-    if _speedups is not None and all(h is not None for h in hashes):
-        return _speedups.repeated_tokens(  # type: ignore[no-any-return]
+    compiled = speedups()
+    if compiled is not None and all(h is not None for h in hashes):
+        return compiled.repeated_tokens(  # type: ignore[no-any-return]
             [b.distinct.data for b in blocks], [b.distinct.offsets for b in blocks], hashes
         )
     seen = Counter(chain.from_iterable(b.texts() for b in blocks))
@@ -224,7 +235,8 @@ def repeated(blocks: Sequence[Tokens]) -> list[bytes]:
 
 def shared_entries(tokens: list[bytes]) -> list[bytes]:
     """`shared_entry` of each token."""
-    return _speedups.shared_entries(tokens) if _speedups is not None else [shared_entry(tok) for tok in tokens]
+    compiled = speedups()
+    return compiled.shared_entries(tokens) if compiled is not None else [shared_entry(tok) for tok in tokens]
 
 
 def shared_token(entry: bytes) -> bytes:
@@ -235,17 +247,19 @@ def shared_token(entry: bytes) -> bytes:
 
 def shared_tokens(entries: Sequence[bytes]) -> list[bytes]:
     """`shared_token` of each entry."""
-    if _speedups is not None:
-        return _speedups.shared_tokens(list(entries))
+    compiled = speedups()
+    if compiled is not None:
+        return compiled.shared_tokens(list(entries))  # type: ignore[no-any-return]
     return [shared_token(e) for e in entries]
 
 
 class SharedTokens:
     """The shared TOKEN dictionary's tokens (by id), and how coders find a token's id by its text: a dict on the
-    pure route, a `_speedups.token_slots` table over the tokens end to end on the compiled one."""
+    pure route, a `token_slots` table of the extension over the tokens end to end on the compiled one."""
 
     def __init__(self, tokens: list[bytes]) -> None:
         self.tokens = tokens
+        self._slots: bytes | None = None
 
     @cached_property
     def pieces(self) -> Pieces:
@@ -255,19 +269,22 @@ class SharedTokens:
     def index(self) -> dict[bytes, int]:
         return {tok: i for i, tok in enumerate(self.tokens)}
 
-    @cached_property
-    def slots(self) -> bytes:
-        return _speedups.token_slots(self.pieces.data, self.pieces.offsets)
+    def slots(self, compiled: ModuleType) -> bytes:
+        """The compiled route's table, made on its first use (the pure route never needs it)."""
+        if self._slots is None:
+            self._slots = compiled.token_slots(self.pieces.data, self.pieces.offsets)
+        return self._slots
 
 
 def encode_column(skeleton_ids: I64, tokens: Tokens, shared: SharedTokens) -> TextColumn:
     """Code one block's content column from its tokens against the shared TOKEN dictionary."""
-    if _speedups is not None and tokens.hashes is not None:
+    compiled = speedups()
+    if compiled is not None and tokens.hashes is not None:
         hashes, skeletons = (np.ascontiguousarray(a, dtype=np.int64) for a in (tokens.hashes, skeleton_ids))
         stream = np.ascontiguousarray(tokens.stream, dtype=np.uint32)
         pieces, distinct = shared.pieces, tokens.distinct
-        parts = _speedups.encode_column(
-            distinct.data, distinct.offsets, hashes, stream, pieces.data, pieces.offsets, shared.slots,
+        parts = compiled.encode_column(
+            distinct.data, distinct.offsets, hashes, stream, pieces.data, pieces.offsets, shared.slots(compiled),
             skeletons,
         )  # fmt: skip
         return TextColumn.from_parts(parts, "content column")
@@ -388,9 +405,10 @@ def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: 
     gather over [shared tokens | skeleton parts | the block's own tokens]: each leaf-end token is replaced by
     the next part of its message's skeleton and each message starts with its skeleton's first part.
     """
-    if _speedups is not None:  # the same walk in C, from the ten parts as stored
+    compiled = speedups()
+    if compiled is not None:  # the same walk in C, from the ten parts as stored
         parts = skeletons.parts
-        texts, ends, plain = _speedups.decode_column(
+        texts, ends, plain = compiled.decode_column(
             tuple(column.parts()), n, shared.data, shared.offsets, parts.data, parts.offsets, skeletons.first,
             skeletons.holes,
         )  # fmt: skip
@@ -413,7 +431,7 @@ def decode_column(column: TextColumn, n: int, skeletons: SkeletonTable, shared: 
     seq = np.insert(seq, np.concatenate(([0], leaf_ends[:-1])), first)
     try:
         data, ends = gather(concat([shared, skeletons.parts, own]), seq)
-    except ValueError as exc:
+    except ArchiveOverflow as exc:
         raise MalformedArchive(f"content column: texts too large ({exc})") from None
     offsets = np.zeros(n + 1, dtype=np.int64)
     offsets[1:] = ends[leaf_ends + np.arange(n) + 1]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import flatbuffers
 
 from ssblab.archive import block as blocks
+from ssblab.archive import rebuild
 from ssblab.archive.bundle import check_bundle_shape
 from ssblab.archive.dictionaries import Dictionaries, Fetch
 from ssblab.archive.errors import ArchiveMismatch, MissingBlob, MissingDictionary, NotArchivable
@@ -30,6 +31,8 @@ from ssblab.core.encoding import strip_signature
 from ssblab.core.errors import SsbError
 from ssblab.core.message import Message, verify_message
 from ssblab.core.refs import b64, parse_message_id
+
+__all__ = ["Known", "Verified", "verify_by_rebuild", "verify_fetched"]
 
 Known = Callable[[int], str | None]  # the id of the feed's message at a sequence, when the verifier has it
 
@@ -99,7 +102,7 @@ def verify_fetched(
             raise ArchiveMismatch(f"{where}: the fetched bytes hash to another blob id")
         blk = blocks.decode_block(data, dicts, where)
         _check_block_header(blk, ref, bundle, previous, first, where)
-        encodings, ids = blocks.encodings(blk, dicts, where)
+        encodings, ids = rebuild.encodings(blk, dicts, where)
         _check_messages(blk, encodings, ids, where, hmac_key)
         for offset in range(blk.sketch.length):
             seen = known(blk.sketch.sequence_base + offset)

@@ -42,6 +42,12 @@ from enum import StrEnum
 from ssblab.core.errors import SsbError
 from ssblab.core.varint import encode_uvarint
 
+__all__ = [
+    "HASH_BYTES", "LEAF_PREFIX", "NODE_PREFIX", "CertRule", "Certificate", "CertificateError", "FeedTree",
+    "check_consistent", "decode", "diamond_height", "encode", "leaf_hash", "node_hash", "required_length", "verify",
+    "verify_order",
+]
+
 HASH_BYTES = 32
 LEAF_PREFIX = b"\x00"
 NODE_PREFIX = b"\x01"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ssblab.archive import block as blocks
+from ssblab.archive import rebuild
 from ssblab.archive.bundle import DEFAULT_BLOCK_SIZE, archive_content, build_archives, bundle_of
 from ssblab.archive.dictionaries import Dictionaries, Fetch
 from ssblab.archive.errors import ArchiveError, MissingBlob
@@ -158,7 +159,7 @@ def _decode(args: argparse.Namespace) -> int:
     else:
         with open(args.out, "wb") as out:
             for i, blob in enumerate(data):
-                encodings, _ = blocks.encodings(blocks.decode_block(blob, dicts, f"block {i}"), dicts)
+                encodings, _ = rebuild.encodings(blocks.decode_block(blob, dicts, f"block {i}"), dicts)
                 out.writelines(_compact(e) for e in encodings)
     print(f"wrote {sum(ref.sketch.length for ref in bundle.blocks)} messages to {args.out}")
     return 0

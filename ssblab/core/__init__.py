@@ -11,6 +11,7 @@ from ssblab.core.errors import (
     InvalidSecret,
     Rule,
     SsbError,
+    UsageError,
 )
 from ssblab.core.keys import Keypair
 from ssblab.core.message import (
@@ -52,6 +53,7 @@ __all__ = [
     "Message",
     "Rule",
     "SsbError",
+    "UsageError",
     "ValidationReport",
     "blob_id",
     "box",

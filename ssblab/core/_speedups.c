@@ -26,8 +26,9 @@
 #include <emmintrin.h>
 #endif
 
-#include "_sha256.h"
-#include "_text.h"
+#include "buf.h"
+#include "sha256.h"
+#include "text.h"
 
 #define MAX_DEPTH 200       /* orjson parses 254 levels; deeper text takes the exact route */
 #define MAX_KEYS 256        /* keys in one object; the duplicate check is quadratic, bigger objects go exact */
@@ -35,8 +36,7 @@
 
 typedef struct {
     const unsigned char *at, *end; /* the unread input */
-    unsigned char *out;            /* the encoding so far */
-    size_t len, cap;
+    Buf out;                       /* the encoding so far */
     size_t *keys; /* (offset, length) pairs of the open objects' keys in `out`, innermost last */
     size_t nkeys, keys_cap;
 } Pass;
@@ -51,34 +51,15 @@ static void init_tables(void) {
     for (unsigned c = 0x20; c < 0x80; c++) plain_byte[c] = c != '"' && c != '\\';
 }
 
-static Status reserve(Pass *p, size_t extra) {
-    if (p->len + extra <= p->cap) return OK;
-    size_t cap = p->cap * 2;
-    while (cap < p->len + extra) cap *= 2;
-    unsigned char *grown = PyMem_Realloc(p->out, cap);
-    if (!grown) return FAILED;
-    p->out = grown;
-    p->cap = cap;
-    return OK;
-}
-
-static void put(Pass *p, const char *bytes, size_t n) { /* after reserve */
-    memcpy(p->out + p->len, bytes, n);
-    p->len += n;
-}
-
-static Status emit(Pass *p, const char *bytes, size_t n) {
-    if (reserve(p, n)) return FAILED;
-    put(p, bytes, n);
-    return OK;
-}
+/* emit, as a Status: FAILED (MemoryError set) when the encoding cannot grow. */
+static inline Status write_out(Pass *p, const char *bytes, size_t n) { return emit(&p->out, bytes, n) ? FAILED : OK; }
 
 static Status newline(Pass *p, int depth) {
     size_t n = 1 + 2 * (size_t)depth;
-    if (reserve(p, n)) return FAILED;
-    p->out[p->len] = '\n';
-    memset(p->out + p->len + 1, ' ', n - 1);
-    p->len += n;
+    if (reserve(&p->out, n)) return FAILED;
+    p->out.data[p->out.len] = '\n';
+    memset(p->out.data + p->out.len + 1, ' ', n - 1);
+    p->out.len += n;
     return OK;
 }
 
@@ -121,50 +102,50 @@ static int hex4(const unsigned char *s, unsigned *unit) {
 /* A code point as V8 writes it inside a string: short escapes, \u00xx for other controls, UTF-8 otherwise. */
 static void put_code_point(Pass *p, unsigned cp) { /* after reserve(6) */
     static const char hex[] = "0123456789abcdef";
-    unsigned char *o = p->out + p->len;
+    unsigned char *o = p->out.data + p->out.len;
     if (cp < 0x20 || cp == '"' || cp == '\\') {
         char short_form = cp == '"' ? '"' : cp == '\\' ? '\\' : cp == '\b' ? 'b' : cp == '\f' ? 'f'
                         : cp == '\n' ? 'n' : cp == '\r' ? 'r' : cp == '\t' ? 't' : 0;
         if (short_form) {
-            o[0] = '\\', o[1] = (unsigned char)short_form, p->len += 2;
+            o[0] = '\\', o[1] = (unsigned char)short_form, p->out.len += 2;
         } else {
             memcpy(o, "\\u00", 4), o[4] = (unsigned char)hex[cp >> 4], o[5] = (unsigned char)hex[cp & 15];
-            p->len += 6;
+            p->out.len += 6;
         }
     } else if (cp < 0x80) {
-        o[0] = (unsigned char)cp, p->len += 1;
+        o[0] = (unsigned char)cp, p->out.len += 1;
     } else if (cp < 0x800) {
-        o[0] = (unsigned char)(0xC0 | cp >> 6), o[1] = (unsigned char)(0x80 | (cp & 0x3F)), p->len += 2;
+        o[0] = (unsigned char)(0xC0 | cp >> 6), o[1] = (unsigned char)(0x80 | (cp & 0x3F)), p->out.len += 2;
     } else if (cp < 0x10000) {
         o[0] = (unsigned char)(0xE0 | cp >> 12), o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-        o[2] = (unsigned char)(0x80 | (cp & 0x3F)), p->len += 3;
+        o[2] = (unsigned char)(0x80 | (cp & 0x3F)), p->out.len += 3;
     } else {
         o[0] = (unsigned char)(0xF0 | cp >> 18), o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-        o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F)), o[3] = (unsigned char)(0x80 | (cp & 0x3F)), p->len += 4;
+        o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F)), o[3] = (unsigned char)(0x80 | (cp & 0x3F)), p->out.len += 4;
     }
 }
 
 /* A string (p->at is past the opening quote), written in V8's escaping. */
 static Status string(Pass *p) {
-    if (emit(p, "\"", 1)) return FAILED;
+    if (write_out(p, "\"", 1)) return FAILED;
     for (;;) {
         const unsigned char *run = p->at; /* copy plain ASCII in one go */
         p->at = plain_run(p->at, p->end);
         size_t n = (size_t)(p->at - run);
-        if (reserve(p, n + 8)) return FAILED;
-        put(p, (const char *)run, n);
+        if (reserve(&p->out, n + 8)) return FAILED;
+        put(&p->out, (const char *)run, n);
         if (p->at >= p->end) return BAIL;
         unsigned c = *p->at;
         if (c == '"') {
             p->at++;
-            put(p, "\"", 1);
+            put(&p->out, "\"", 1);
             return OK;
         }
         if (c < 0x20) return BAIL; /* a raw control character: not JSON */
         if (c >= 0x80) {
             size_t len = utf8_sequence(p->at, p->end);
             if (!len) return BAIL;
-            put(p, (const char *)p->at, len);
+            put(&p->out, (const char *)p->at, len);
             p->at += len;
             continue;
         }
@@ -247,7 +228,7 @@ static Status number(Pass *p) {
         if (!same) return BAIL;
     }
     p->at = s;
-    return emit(p, (const char *)start, n);
+    return write_out(p, (const char *)start, n);
 }
 
 static Status value(Pass *p, int depth);
@@ -268,22 +249,22 @@ static Status push_key(Pass *p, size_t offset, size_t length) {
 static Status member_key(Pass *p, size_t first_key) {
     if (p->at >= p->end || *p->at != '"') return BAIL;
     p->at++;
-    size_t key_at = p->len;
+    size_t key_at = p->out.len;
     Status status = string(p);
     if (status) return status;
-    size_t key_len = p->len - key_at;
-    unsigned first = p->out[key_at + 1];
+    size_t key_len = p->out.len - key_at;
+    unsigned first = p->out.data[key_at + 1];
     if (first >= '0' && first <= '9') return BAIL; /* maybe an array index, which V8 moves first */
     /* Equal strings have equal escaped forms, so comparing the written keys finds duplicates. */
     if ((p->nkeys - first_key) / 2 >= MAX_KEYS) return BAIL;
     for (size_t k = first_key; k < p->nkeys; k += 2)
-        if (p->keys[k + 1] == key_len && memcmp(p->out + p->keys[k], p->out + key_at, key_len) == 0) return BAIL;
+        if (p->keys[k + 1] == key_len && memcmp(p->out.data + p->keys[k], p->out.data + key_at, key_len) == 0) return BAIL;
     if ((status = push_key(p, key_at, key_len))) return status;
     skip_space(p);
     if (p->at >= p->end || *p->at != ':') return BAIL;
     p->at++;
     skip_space(p);
-    return emit(p, ": ", 2);
+    return write_out(p, ": ", 2);
 }
 
 /* An object's or array's members (p->at is past the opening bracket), one a line, indented. */
@@ -292,11 +273,11 @@ static Status members(Pass *p, int depth, char open, char close) {
     if (p->at < p->end && *p->at == close) {
         p->at++;
         const char empty[2] = {open, close};
-        return emit(p, empty, 2);
+        return write_out(p, empty, 2);
     }
     size_t first_key = p->nkeys;
     Status status;
-    if ((status = emit(p, &open, 1))) return status;
+    if ((status = write_out(p, &open, 1))) return status;
     for (;;) {
         if ((status = newline(p, depth + 1))) return status;
         if (close == '}' && (status = member_key(p, first_key))) return status;
@@ -306,21 +287,21 @@ static Status members(Pass *p, int depth, char open, char close) {
         if (*p->at == ',') {
             p->at++;
             skip_space(p);
-            if ((status = emit(p, ",", 1))) return status;
+            if ((status = write_out(p, ",", 1))) return status;
             continue;
         }
         if (*p->at != close) return BAIL;
         p->at++;
         p->nkeys = first_key;
         if ((status = newline(p, depth))) return status;
-        return emit(p, &close, 1);
+        return write_out(p, &close, 1);
     }
 }
 
 static Status literal(Pass *p, const char *word, size_t n) {
     if ((size_t)(p->end - p->at) < n || memcmp(p->at, word, n) != 0) return BAIL;
     p->at += n;
-    return emit(p, word, n);
+    return write_out(p, word, n);
 }
 
 static Status value(Pass *p, int depth) {
@@ -343,18 +324,17 @@ static PyObject *v8_indent(PyObject *module, PyObject *arg) {
     }
     const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(arg);
     size_t n = (size_t)PyBytes_GET_SIZE(arg);
-    Pass p = {.at = text, .end = text + n, .cap = n + n / 2 + 64};
-    p.out = PyMem_Malloc(p.cap);
-    if (!p.out) return PyErr_NoMemory();
+    Pass p = {.at = text, .end = text + n};
+    if (reserve(&p.out, n + n / 2 + 64) < 0) return NULL;
     skip_space(&p);
     Status status = value(&p, 0);
     skip_space(&p);
     if (status == OK && p.at != p.end) status = BAIL; /* text after the value */
     PyObject *result;
-    if (status == OK) result = PyBytes_FromStringAndSize((const char *)p.out, (Py_ssize_t)p.len);
+    if (status == OK) result = PyBytes_FromStringAndSize((const char *)p.out.data, (Py_ssize_t)p.out.len);
     else if (status == BAIL) result = Py_NewRef(Py_None);
     else result = PyErr_Occurred() ? NULL : PyErr_NoMemory();
-    PyMem_Free(p.out);
+    PyMem_Free(p.out.data);
     PyMem_Free(p.keys);
     return result;
 }
@@ -480,7 +460,7 @@ static PyObject *classic_shape_ok(PyObject *module, PyObject *value) {
     }
     PyObject *author = field[order ? 2 : 1], *sequence = field[order ? 1 : 2];
     PyObject *previous = field[0], *timestamp = field[3], *hash = field[4], *content = field[5];
-    Py_ssize_t n;
+    Py_ssize_t n = 0;
     const char *hash_text = ascii_of(hash, &n);
     int ok = (previous == Py_None || is_ref(previous, '%', ".sha256", 32, NULL))
         && is_ref(author, '@', ".ed25519", 32, NULL) && is_int32(sequence)
@@ -526,7 +506,21 @@ static PyObject *verify_signature(PyObject *module, PyObject *const *args, Py_ss
     return PyBool_FromLong(valid);
 }
 
+/* env_flag(name) -> True when the environment variable name is "1" now. os.environ writes through to the C
+ * environment (putenv, unsetenv), so getenv sees what it holds, at a fraction of the cost of os.environ.get, which
+ * raises and catches two exceptions for a variable that is not set: compiled.speedups() reads its switch so. */
+static PyObject *env_flag(PyObject *module, PyObject *name) {
+    const char *key = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!key) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "env_flag takes the variable's name");
+        return NULL;
+    }
+    const char *value = getenv(key);
+    return PyBool_FromLong(value && value[0] == '1' && !value[1]);
+}
+
 static PyMethodDef methods[] = {
+    {"env_flag", env_flag, METH_O, "env_flag(name) -> whether the environment variable name is \"1\" now."},
     {"classic_shape_ok", classic_shape_ok, METH_O,
      "True when a message value passes every shape rule (size aside) by the common route; False: ask Python."},
     {"verify_signature", (PyCFunction)(void (*)(void))verify_signature, METH_FASTCALL,

@@ -21,7 +21,7 @@ no walk and no re-encoding; the value still comes from orjson.
 Ids hash the encoding *with* the signature through Node's ``Buffer.from(str, "binary")``: the low byte of each
 UTF-16 code unit (ssb-keys test/weird.js). For ASCII text that is the UTF-8 bytes themselves, and for text up to
 U+00FF its latin-1 encoding; `_speedups.message_id` takes the low bytes straight from the UTF-8 and hashes
-them with its own SHA-256 (``_sha256.h``), since a hashlib call costs as much as the hashing.
+them with its own SHA-256 (ssblab/_c/sha256.c), since a hashlib call costs as much as the hashing.
 """
 
 from __future__ import annotations
@@ -30,14 +30,20 @@ import re
 from binascii import b2a_base64
 from collections.abc import Iterable
 from hashlib import sha256 as _sha256
+from types import ModuleType
 from typing import Any
 
 import orjson
 
 from ssblab.core import v8_json
-from ssblab.core.compiled import speedups as _speedups
+from ssblab.core.compiled import SWITCH, Route, route
 from ssblab.core.errors import InvalidJson
 from ssblab.core.strict_json import parse_json_js
+
+__all__ = [
+    "decode", "decode_encoded", "encode", "encode_compact", "is_plain", "latin1_hash", "message_id_of",
+    "strip_signature", "utf16_length",
+]
 
 _MAX_SAFE_INTEGER = 2**53
 _DIGITS = frozenset("0123456789")
@@ -121,7 +127,7 @@ def encode_compact(value: Any) -> bytes:
     return _exact(value, indent=0)
 
 
-def decode(raw: bytes | str) -> tuple[Any, bool, InvalidJson | None]:
+def decode(raw: bytes | str, *, compiled: Route = SWITCH) -> tuple[Any, bool, InvalidJson | None]:
     """Parse received JSON as JS does; also say whether the value is plain (so `encode` may skip its walk) and
     which strict rule, if any, the text breaks (a finding, not an error: JS peers accept such text).
 
@@ -129,14 +135,14 @@ def decode(raw: bytes | str) -> tuple[Any, bool, InvalidJson | None]:
         InvalidJson: text that JavaScript rejects too.
     """
     data = _stripped(raw)
-    value, _ = _plain_parse(data, indent=False)
+    value, _ = _plain_parse(data, indent=False, compiled=route(compiled))
     if value is _NOT_PLAIN:
         value, finding = parse_json_js(data)
         return value, False, finding
     return value, True, None
 
 
-def decode_encoded(raw: bytes | str) -> tuple[Any, bytes]:
+def decode_encoded(raw: bytes | str, *, compiled: Route = SWITCH) -> tuple[Any, bytes]:
     """`decode` and `encode` in one: the value and its ``JSON.stringify(value, null, 2)`` bytes.
 
     When the received text already is that encoding (an archive, a store of signed encodings), equality with it
@@ -147,7 +153,7 @@ def decode_encoded(raw: bytes | str) -> tuple[Any, bytes]:
         InvalidJson: text that JavaScript rejects too.
     """
     data = _stripped(raw)
-    value, encoded = _plain_parse(data, indent=True)
+    value, encoded = _plain_parse(data, indent=True, compiled=route(compiled))
     if value is _NOT_PLAIN:
         value, _ = parse_json_js(data)
         return value, encode(value)
@@ -162,15 +168,15 @@ def _stripped(raw: bytes | str) -> bytes:
     return data.strip(_JSON_SPACE)  # bytes.strip() would also drop \x0b and \x0c, which JSON does not allow
 
 
-def _plain_parse(data: bytes, *, indent: bool) -> tuple[Any, bytes]:
+def _plain_parse(data: bytes, *, indent: bool, compiled: ModuleType | None) -> tuple[Any, bytes]:
     """(orjson's value of ``data``, its indented encoding if asked for) when that value provably is the strict
     parse and plain; ``_NOT_PLAIN`` in place of the value otherwise.
 
     orjson accepts duplicate keys (keeping the last) and ``-0``; when one of its own re-encodings of the value
     equals the text, the text held neither. The compiled pass proves the same of the text itself.
     """
-    if _speedups is not None:
-        encoded = _speedups.v8_indent(data)
+    if compiled is not None:
+        encoded = compiled.v8_indent(data)
         if encoded is None:
             return _NOT_PLAIN, b""
         try:
@@ -205,13 +211,14 @@ def utf16_length(encoded: bytes) -> int:
     return len(encoded.decode("utf-8", "surrogatepass").encode("utf-16-le", "surrogatepass")) // 2
 
 
-def latin1_hash(encoded: bytes) -> bytes:
+def latin1_hash(encoded: bytes, *, compiled: Route = SWITCH) -> bytes:
     """sha256 over ``Buffer.from(text, "binary")``: the low byte of each UTF-16 code unit of the text.
 
     ASCII text is its own latin1 form, and text up to U+00FF encodes to latin-1 directly (one unit, one byte).
     """
-    if _speedups is not None:
-        return _speedups.binary_sha256(encoded)  # type: ignore[no-any-return]
+    ext = route(compiled)
+    if ext is not None:
+        return ext.binary_sha256(encoded)  # type: ignore[no-any-return]
     if not encoded.isascii():
         text = encoded.decode("utf-8", "surrogatepass")
         try:
@@ -221,11 +228,12 @@ def latin1_hash(encoded: bytes) -> bytes:
     return _sha256(encoded).digest()
 
 
-def message_id_of(encoded: bytes) -> str:
+def message_id_of(encoded: bytes, *, compiled: Route = SWITCH) -> str:
     """The ``%….sha256`` id of a message from its encoding with the signature."""
-    if _speedups is not None:
-        return _speedups.message_id(encoded)  # type: ignore[no-any-return]
-    return f"%{b2a_base64(latin1_hash(encoded), newline=False).decode()}.sha256"
+    ext = route(compiled)
+    if ext is not None:
+        return ext.message_id(encoded)  # type: ignore[no-any-return]
+    return f"%{b2a_base64(latin1_hash(encoded, compiled=None), newline=False).decode()}.sha256"
 
 
 def strip_signature(encoded: bytes) -> bytes | None:

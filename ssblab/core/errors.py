@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+__all__ = ["BoxError", "InvalidJson", "InvalidMessage", "InvalidRef", "InvalidSecret", "Rule", "SsbError", "UsageError"]
+
 
 class SsbError(Exception):
     """Base class of every error ssblab raises on purpose."""
@@ -22,8 +24,16 @@ class SsbError(Exception):
             self.code = code
 
 
+class UsageError(SsbError, ValueError):
+    """A caller passed what an API cannot take (a negative varint, a key of the wrong length): a bug in the calling
+    program, not bad input from a peer or a file. Also a ValueError, which is what these were before."""
+
+    code = "usage"
+
+
 class InvalidJson(SsbError):
-    """Text that SSB's JSON rules reject (duplicate keys, lone surrogates, ±Infinity or -0, NaN, bad syntax)."""
+    """Text that SSB's JSON rules reject (duplicate keys, lone surrogates, ±Infinity or -0, NaN, bad syntax), or a
+    value that JSON cannot hold (a set, a boolean where a number must be)."""
 
     code = "json"
 

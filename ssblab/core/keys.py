@@ -22,6 +22,8 @@ from ssblab.core.refs import b64, decode_canonical_b64, feed_id, parse_feed_id
 from ssblab.core.strict_json import parse_json
 from ssblab.core.v8_json import stringify
 
+__all__ = ["Keypair", "curve25519_public"]
+
 _SECRET_HEADER = """\
 # this is your SECRET name.
 # this name gives you magical powers.
@@ -141,5 +143,5 @@ def curve25519_public(feed: str) -> bytes:
     """The curve25519 public key of a feed id (private-box recipients; cached, recipients repeat)."""
     try:
         return nacl.bindings.crypto_sign_ed25519_pk_to_curve25519(parse_feed_id(feed))
-    except nacl.exceptions.RuntimeError as exc:  # type: ignore[attr-defined]
+    except nacl.exceptions.RuntimeError as exc:
         raise InvalidRef(f"{feed} is not a valid ed25519 point") from exc

@@ -15,7 +15,7 @@ import re
 from typing import Any, NamedTuple
 
 from ssblab.core import ed25519
-from ssblab.core.compiled import speedups as _speedups
+from ssblab.core.compiled import SWITCH, Route, route, speedups
 from ssblab.core.encoding import decode, decode_encoded, encode, message_id_of, strip_signature, utf16_length
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
 from ssblab.core.keys import Keypair
@@ -27,6 +27,11 @@ from ssblab.core.refs import (
     is_message_id,
     parse_feed_id,
 )
+
+__all__ = [
+    "SIZE_LIMIT", "Message", "check_content", "check_shape", "check_signature", "check_signature_format",
+    "create_message", "decode_message_json", "hmac_key_bytes", "message_id", "signing_encoding", "verify_message",
+]
 
 SIZE_LIMIT = 8192  # UTF-16 code units of the encoding with signature ("not bytes": ssb-validate isInvalidShape)
 _INT32 = 2**31  # ssb-validate's isInteger is ~~n === n: an int32
@@ -63,13 +68,15 @@ class Message(NamedTuple):
     @classmethod
     def from_json(cls, raw: bytes | str) -> Message:
         """Parse a message value from received JSON (compact or indented), strictly."""
+        compiled = speedups()  # the switch read once for the parse and the id
         try:
-            value, encoded = decode_encoded(raw)
+            value, encoded = decode_encoded(raw, compiled=compiled)
         except InvalidJson as exc:
             raise InvalidMessage(Rule.JSON, str(exc)) from exc
         if type(value) is not dict:
             raise InvalidMessage(Rule.NOT_OBJECT, f"a message is a JSON object, got {_kind(value)}")
-        return _new_tuple(cls, (value, encoded, message_id_of(encoded)))  # the named tuple's __new__, minus a call
+        # the named tuple's __new__, minus a call
+        return _new_tuple(cls, (value, encoded, message_id_of(encoded, compiled=compiled)))
 
     @property
     def author(self) -> Any:
@@ -138,14 +145,15 @@ def _js_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def check_shape(msg: Message) -> None:
+def check_shape(msg: Message, *, compiled: Route = SWITCH) -> None:
     """Every rule that looks at one message alone, except the signature.
 
     Raises:
         InvalidMessage: placed at the message's author and sequence.
     """
     value, encoded = msg.value, msg.encoded
-    if _speedups is not None and len(encoded) <= SIZE_LIMIT and _speedups.classic_shape_ok(value):
+    ext = route(compiled)
+    if ext is not None and len(encoded) <= SIZE_LIMIT and ext.classic_shape_ok(value):
         return  # the compiled common case proved every rule below
     try:
         _check_fields(value)
@@ -274,7 +282,7 @@ def _signed_bytes(data: bytes, hmac_key: bytes | None) -> bytes:
     return data if hmac_key is None else _hmac.new(hmac_key, data, "sha512").digest()[:32]
 
 
-def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
+def check_signature(msg: Message, hmac_key: bytes | None = None, *, compiled: Route = SWITCH) -> None:
     """The author's signature over the signing bytes.
 
     Call after `check_shape`, which proved the author and signature well formed; this only decodes them.
@@ -282,8 +290,9 @@ def check_signature(msg: Message, hmac_key: bytes | None = None) -> None:
     value = msg.value
     author = value["author"]
     valid = None  # the compiled check's verdict; None where it cannot tell (an HMAC key, no extension, odd input)
-    if hmac_key is None and _speedups is not None:
-        valid = _speedups.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
+    ext = route(compiled) if hmac_key is None else None
+    if ext is not None:
+        valid = ext.verify_signature(ed25519.verify_address(), msg.encoded, author, value["signature"])
     if valid is None:
         public_key = _AUTHOR_KEYS.get(author) or parse_feed_id(author)
         signature = binascii.a2b_base64(value["signature"][: -len(_SIG_SUFFIX)])

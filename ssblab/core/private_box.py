@@ -25,6 +25,8 @@ from ssblab.core.errors import BoxError, InvalidJson, InvalidRef
 from ssblab.core.keys import Keypair, curve25519_public
 from ssblab.core.strict_json import parse_json
 
+__all__ = ["MAX_RECIPIENTS", "box", "unbox"]
+
 MAX_RECIPIENTS = 7
 _NONCE, _KEY, _MAC = 24, 32, 16
 _SLOT = 1 + _KEY + _MAC
@@ -67,7 +69,7 @@ def unbox(boxed: str, keypair: Keypair) -> Any:
     nonce, eph_pk = data[:_NONCE], data[_NONCE:_HEADER]
     try:
         shared = nacl.bindings.crypto_scalarmult(keypair.curve25519_secret(), eph_pk)
-    except nacl.exceptions.RuntimeError:  # type: ignore[attr-defined]
+    except nacl.exceptions.RuntimeError:
         return None
     for i in range(MAX_RECIPIENTS):
         start = _HEADER + _SLOT * i

@@ -16,6 +16,12 @@ from functools import lru_cache
 
 from ssblab.core.errors import InvalidRef
 
+__all__ = [
+    "CANONICAL_SIGNATURE", "b64", "blob_id", "decode_canonical_b64", "feed_id", "from_uri", "is_blob_id",
+    "is_feed_id", "is_message_id", "message_ref", "parse_blob_id", "parse_feed_id", "parse_message_id", "ref_kind",
+    "to_uri",
+]
+
 _SIGILS = {"feed": ("@", ".ed25519"), "message": ("%", ".sha256"), "blob": ("&", ".sha256")}
 _URI_FORMATS = {"feed": ("classic", "ed25519"), "message": ("classic", "sha256"), "blob": ("classic", "sha256")}
 

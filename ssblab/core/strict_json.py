@@ -20,6 +20,8 @@ from typing import Any
 
 from ssblab.core.errors import InvalidJson
 
+__all__ = ["MAX_SAFE_INTEGER", "parse_json"]
+
 MAX_SAFE_INTEGER = 2**53
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import math
 import re
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
+
+from ssblab.core.errors import InvalidJson
+
+__all__ = ["is_array_index", "number_to_string", "quote", "stringify", "v8_key_order"]
 
 _MAX_SAFE_INTEGER = 2**53
 _ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
@@ -38,7 +42,7 @@ def number_to_string(x: int | float) -> str:
     """ECMAScript Number::toString(x) for a double (ints beyond 2**53 are rounded to a double first)."""
     if type(x) is int or isinstance(x, bool):
         if isinstance(x, bool):
-            raise TypeError("booleans are not numbers")
+            raise InvalidJson("booleans are not numbers", code="json-value")
         if -_MAX_SAFE_INTEGER <= x <= _MAX_SAFE_INTEGER:
             return str(x)
         x = float(x)
@@ -108,7 +112,7 @@ def _write(value: Any, out: list[str], newline: str, step: str) -> None:
     elif isinstance(value, list | tuple):
         _write_container([(None, v) for v in value], "[]", out, newline, step)
     else:
-        raise TypeError(f"not a JSON value: {type(value).__name__}")
+        raise InvalidJson(f"not a JSON value: {type(value).__name__}", code="json-value")
 
 
 def _write_container(

@@ -17,10 +17,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ssblab.core.compiled import SWITCH, Route, route
 from ssblab.core.encoding import has_lone_surrogate
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature, hmac_key_bytes
 from ssblab.core.native import NativeMessage, check_chain
+
+__all__ = [
+    "Duplicate", "FeedState", "FeedValidator", "Finding", "Fork", "ForkFound", "History", "ValidationReport",
+    "as_message", "iter_messages", "strict_error", "validate_feed", "validate_next",
+]
 
 
 class FeedState(NamedTuple):
@@ -89,7 +95,12 @@ class ForkFound(InvalidMessage):
 
 
 def validate_next(
-    state: FeedState | None, msg: Message | NativeMessage, hmac_key: bytes | None = None, *, check_sig: bool = True
+    state: FeedState | None,
+    msg: Message | NativeMessage,
+    hmac_key: bytes | None = None,
+    *,
+    check_sig: bool = True,
+    compiled: Route = SWITCH,
 ) -> FeedState:
     """The feed's new head after ``msg``, or an `InvalidMessage`; raises `Duplicate` for a copy of the head.
 
@@ -100,7 +111,8 @@ def validate_next(
             raise Duplicate(msg.id)
         check_chain(state, msg)
         return FeedState(msg.author, msg.sequence, msg.id, msg.timestamp)
-    check_shape(msg)
+    compiled = route(compiled)
+    check_shape(msg, compiled=compiled)
     value = msg.value
     seq = value["sequence"]
     if type(seq) is not int:
@@ -118,14 +130,14 @@ def validate_next(
             raise Duplicate(msg.id)
         elif seq == head_seq or seq == head_seq + 1:
             if check_sig:
-                check_signature(msg, hmac_key)
+                check_signature(msg, hmac_key, compiled=compiled)
             raise ForkFound(Fork(value["author"], seq, state.id, msg))
         else:
             raise InvalidMessage(
                 Rule.SEQUENCE_ORDER, f"expected sequence {head_seq + 1}, got {seq}",
                 author=value["author"], sequence=seq, fatal=False)
     if check_sig:
-        check_signature(msg, hmac_key)
+        check_signature(msg, hmac_key, compiled=compiled)
     return FeedState(value["author"], seq, msg.id, value["timestamp"])
 
 
@@ -192,9 +204,11 @@ class FeedValidator:
         history: History | None = None,
         stopped: Mapping[str, InvalidMessage] | None = None,
         strict: bool = False,
+        compiled: Route = SWITCH,
     ) -> None:
         self.hmac_key = hmac_key_bytes(hmac_key)
         self.strict = strict
+        self.compiled = route(compiled)  # the route of every message this validator checks: read once, here
         self.report = ValidationReport(heads={h.author: h for h in heads})
         self.stopped: dict[str, InvalidMessage] = dict(stopped or {})
         self.history = history
@@ -222,7 +236,7 @@ class FeedValidator:
             head = report.heads.get(author) if author else None
             if head is not None and self.history is not None and isinstance(msg, Message):
                 self._check_history(head, msg)
-            head = validate_next(head, msg, self.hmac_key)
+            head = validate_next(head, msg, self.hmac_key, compiled=self.compiled)
         except Duplicate:
             report.duplicates += 1
             return False
@@ -254,8 +268,8 @@ class FeedValidator:
             return
         if known == msg.id:
             raise Duplicate(msg.id)
-        check_shape(msg)
-        check_signature(msg, self.hmac_key)
+        check_shape(msg, compiled=self.compiled)
+        check_signature(msg, self.hmac_key, compiled=self.compiled)
         raise ForkFound(Fork(head.author, seq, known, msg))
 
     def reject(self, error: InvalidMessage) -> None:

@@ -41,13 +41,8 @@ from ssblab.net.muxrpc import (
 from ssblab.net.shs import MAIN_NETWORK_KEY, ClientHandshake, HandshakeComplete, ServerHandshake
 
 __all__ = [
-    "DuplexStream",
-    "Handler",
-    "RpcConnection",
-    "as_signing_key",
-    "connect",
-    "default_handlers",
-    "serve",
+    "DEFAULT_TIMEOUT", "DuplexStream", "Handler", "RpcConnection", "as_signing_key", "connect", "default_handlers",
+    "feed_id", "serve",
 ]
 
 DEFAULT_TIMEOUT = 10.0

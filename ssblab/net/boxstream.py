@@ -21,11 +21,7 @@ import nacl.exceptions
 from ssblab.net.errors import BoxStreamError, LocalProtocolError
 
 __all__ = [
-    "HEADER_LENGTH",
-    "MAX_BODY_LENGTH",
-    "BoxStreamDecoder",
-    "BoxStreamEncoder",
-    "BoxStreamGoodbye",
+    "HEADER_LENGTH", "MAC_LENGTH", "MAX_BODY_LENGTH", "BoxStreamDecoder", "BoxStreamEncoder", "BoxStreamGoodbye",
     "increment_nonce",
 ]
 
@@ -48,7 +44,7 @@ def increment_nonce(nonce: bytes, by: int = 1) -> bytes:
 
 def _check_key(key: bytes, nonce: bytes) -> None:
     if len(key) != 32 or len(nonce) != 24:
-        raise ValueError(f"box-stream needs a 32-byte key and 24-byte nonce, got {len(key)}, {len(nonce)}")
+        raise LocalProtocolError(f"box-stream needs a 32-byte key and 24-byte nonce, got {len(key)}, {len(nonce)}")
 
 
 class BoxStreamEncoder:

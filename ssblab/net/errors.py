@@ -8,17 +8,11 @@ the protocol" from "this program has a bug".
 
 from __future__ import annotations
 
-from ssblab.core.errors import SsbError
+from ssblab.core.errors import SsbError, UsageError
 
 __all__ = [
-    "AddressError",
-    "BoxStreamError",
-    "HandshakeError",
-    "LocalProtocolError",
-    "MuxRpcError",
-    "NetProtocolError",
-    "PacketStreamError",
-    "RemoteCallError",
+    "AddressError", "BoxStreamError", "HandshakeError", "LocalProtocolError", "MuxRpcError", "NetProtocolError",
+    "PacketStreamError", "RemoteCallError",
 ]
 
 
@@ -49,8 +43,11 @@ class MuxRpcError(NetProtocolError):
     """A muxrpc packet broke the request/response rules."""
 
 
-class LocalProtocolError(SsbError):
-    """This program used a protocol object wrongly (e.g. wrote to a stream it already ended)."""
+class LocalProtocolError(UsageError):
+    """This program used a protocol object wrongly (wrote to a stream it already ended, gave a key of the wrong
+    length); h11's LocalProtocolError. A `UsageError`, and so a ValueError."""
+
+    code = "net-local"
 
 
 class AddressError(SsbError, ValueError):

@@ -37,18 +37,8 @@ from ssblab.net.packetstream import (
 )
 
 __all__ = [
-    "CallFailed",
-    "CallResponse",
-    "CallType",
-    "ConnectionClosed",
-    "ErrorBody",
-    "IncomingCall",
-    "MuxRpcConnection",
-    "MuxRpcEvent",
-    "StreamData",
-    "StreamEnded",
-    "decode_body",
-    "encode_body",
+    "CallFailed", "CallResponse", "CallType", "ConnectionClosed", "ErrorBody", "IncomingCall", "MuxRpcConnection",
+    "MuxRpcEvent", "StreamData", "StreamEnded", "decode_body", "encode_body", "unknown_method_error",
 ]
 
 

@@ -18,13 +18,8 @@ from enum import IntEnum
 from ssblab.net.errors import PacketStreamError
 
 __all__ = [
-    "GOODBYE",
-    "HEADER_LENGTH",
-    "BodyType",
-    "Packet",
-    "PacketStreamDecoder",
-    "PacketStreamGoodbye",
-    "encode_packet",
+    "DEFAULT_MAX_BODY_LENGTH", "GOODBYE", "HEADER_LENGTH", "BodyType", "Packet", "PacketStreamDecoder",
+    "PacketStreamGoodbye", "encode_packet",
 ]
 
 HEADER_LENGTH = 9

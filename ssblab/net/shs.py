@@ -37,14 +37,10 @@ from nacl.signing import SigningKey, VerifyKey
 from ssblab.net.errors import HandshakeError, LocalProtocolError
 
 __all__ = [
-    "MAIN_NETWORK_KEY",
-    "BoxStreamKeys",
-    "ClientHandshake",
-    "HandshakeComplete",
-    "HandshakeResult",
-    "HandshakeState",
-    "ServerHandshake",
-    "ephemeral_from_seed",
+    "CHALLENGE_LENGTH", "CLIENT_AUTH_LENGTH", "MAIN_NETWORK_KEY", "SERVER_ACCEPT_LENGTH", "BoxStreamKeys",
+    "ClientHandshake", "HandshakeComplete", "HandshakeResult", "HandshakeState", "ServerHandshake", "curve_public",
+    "ephemeral_from_seed", "make_challenge", "network_mac", "open_challenge", "session_keys", "sha256",
+    "shared_secret",
 ]
 
 MAIN_NETWORK_KEY = base64.b64decode("1KHLiKZvAvjbY1ziZEHMXawbCEIM6qwjCDm3VYRan/s=")
@@ -188,7 +184,7 @@ class _Handshake:
     def __init__(self, signing_key: SigningKey, ephemeral: PrivateKey, network_key: bytes,
                  state: HandshakeState) -> None:
         if len(network_key) != 32:
-            raise ValueError(f"network key must be 32 bytes, got {len(network_key)}")
+            raise LocalProtocolError(f"network key must be 32 bytes, got {len(network_key)}")
         self.state = state
         self._signing_key = signing_key
         self._public = bytes(signing_key.verify_key)
@@ -268,7 +264,7 @@ class ClientHandshake(_Handshake):
                  network_key: bytes = MAIN_NETWORK_KEY) -> None:
         super().__init__(signing_key, ephemeral, network_key, HandshakeState.AWAIT_MSG2)
         if len(server_public_key) != 32:
-            raise ValueError(f"server public key must be 32 bytes, got {len(server_public_key)}")
+            raise LocalProtocolError(f"server public key must be 32 bytes, got {len(server_public_key)}")
         self._remote_public = bytes(server_public_key)
         self._outgoing += make_challenge(network_key, self._ephemeral_public)
 

@@ -19,7 +19,7 @@ from ssblab.reconcile.dag import Node, TrDag, as_id, make_node
 from ssblab.reconcile.errors import Check, ReconcileError
 from ssblab.reconcile.forest import Span, forest_roots
 from ssblab.reconcile.messages import VERSION, Bucket, Hello, Message, Step
-from ssblab.reconcile.session import Role, Session, State
+from ssblab.reconcile.session import ReconcileRole, Session, State
 
 __all__ = [
     "EMPTY",
@@ -34,7 +34,7 @@ __all__ = [
     "Message",
     "Node",
     "ReconcileError",
-    "Role",
+    "ReconcileRole",
     "Session",
     "SessionKey",
     "Span",

@@ -42,6 +42,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+__all__ = ["EMPTY", "HASH_BITS", "HASH_BYTES", "NONCE_BYTES", "Aggregate", "SessionKey", "aggregate_of", "derive_key"]
+
 HASH_BITS = 128
 HASH_BYTES = HASH_BITS // 8
 NONCE_BYTES = 32

@@ -13,6 +13,8 @@ from ssblab.reconcile.dag import Node
 from ssblab.reconcile.errors import Check, ReconcileError
 from ssblab.reconcile.messages import Bucket, Hello, Message, Step
 
+__all__ = ["MAX_VARINT_BYTES", "TAG_HELLO", "TAG_STEP", "decode", "encode"]
+
 TAG_HELLO = 1
 TAG_STEP = 2
 MAX_VARINT_BYTES = 9  # up to 2**63 - 1

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from ssblab.reconcile.errors import Check, ReconcileError
 
+__all__ = ["Id", "Node", "TrDag", "as_id", "make_node"]
+
 Id = bytes | str
 
 

@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from ssblab.core.errors import SsbError
 
+__all__ = ["Check", "ReconcileError"]
+
 
 class Check(StrEnum):
     """The checks a session runs on what it builds and receives; the value is the stable error ``code``."""

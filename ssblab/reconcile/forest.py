@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from ssblab.reconcile.aggregate import Aggregate, SessionKey, aggregate_of
 from ssblab.reconcile.dag import Node, TrDag
 
+__all__ = ["DepthIndex", "Span", "forest_roots"]
+
 
 @dataclass(frozen=True, order=True)
 class Span:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from ssblab.reconcile.aggregate import Aggregate
 from ssblab.reconcile.dag import Node
 
+__all__ = ["VERSION", "Bucket", "Hello", "Message", "Step"]
+
 VERSION = 1
 
 

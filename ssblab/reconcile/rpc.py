@@ -20,7 +20,9 @@ from ssblab.reconcile.aggregate import NONCE_BYTES
 from ssblab.reconcile.codec import decode, encode
 from ssblab.reconcile.dag import Node, TrDag
 from ssblab.reconcile.errors import Check, ReconcileError
-from ssblab.reconcile.session import Role, Session, State
+from ssblab.reconcile.session import ReconcileRole, Session, State
+
+__all__ = ["DEFAULT_TIMEOUT", "METHOD", "reconcile", "reconcile_handler"]
 
 METHOD = "reconcile.sync"
 DEFAULT_TIMEOUT = 30.0
@@ -48,7 +50,7 @@ async def reconcile(rpc: RpcConnection, dag: TrDag, *, content_id: Callable[[Nod
     Raises:
         ReconcileError: a check failed on our side (the peer is told) or the peer failed, stalled or left.
     """
-    session = Session(Role.INITIATOR, dag, os.urandom(NONCE_BYTES), content_id=content_id)
+    session = Session(ReconcileRole.INITIATOR, dag, os.urandom(NONCE_BYTES), content_id=content_id)
     stream = await rpc.duplex(METHOD, dag.root.hex())
     items = aiter(stream)
     try:
@@ -78,7 +80,7 @@ def reconcile_handler(replica: Callable[[bytes], TrDag | None], on_result: Calla
             dag = None
         if dag is None:
             raise ReconcileError(Check.ROOT_MISMATCH, f"no replica of the trDAG rooted at {root_hex[:16]}…")
-        session = Session(Role.RESPONDER, dag, os.urandom(NONCE_BYTES), content_id=content_id)
+        session = Session(ReconcileRole.RESPONDER, dag, os.urandom(NONCE_BYTES), content_id=content_id)
         yield encode(session.start())
         while session.state is not State.DONE:
             for reply in _replies(session, await _next(incoming, timeout)):

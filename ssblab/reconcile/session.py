@@ -45,8 +45,10 @@ from ssblab.reconcile.errors import Check, ReconcileError
 from ssblab.reconcile.forest import DepthIndex, Span, forest_roots
 from ssblab.reconcile.messages import VERSION, Bucket, Hello, Message, Step
 
+__all__ = ["EXPECTS", "ReconcileRole", "Session", "State"]
 
-class Role(Enum):
+
+class ReconcileRole(Enum):
     """Orders the nonces in the key derivation; otherwise both sides behave alike."""
 
     INITIATOR = "initiator"
@@ -96,8 +98,8 @@ class Session:
     Examples:
         >>> from ssblab.reconcile.dag import make_node
         >>> root, a, b = make_node("r"), make_node("a", ["r"]), make_node("b", ["r"])
-        >>> alice = Session(Role.INITIATOR, TrDag.from_nodes([root, a]), bytes(32))
-        >>> bob = Session(Role.RESPONDER, TrDag.from_nodes([root, b]), bytes([1]) * 32)
+        >>> alice = Session(ReconcileRole.INITIATOR, TrDag.from_nodes([root, a]), bytes(32))
+        >>> bob = Session(ReconcileRole.RESPONDER, TrDag.from_nodes([root, b]), bytes([1]) * 32)
         >>> to_bob, to_alice = [alice.start()], [bob.start()]
         >>> while to_bob or to_alice:
         ...     to_bob, to_alice = (  # both answer at once: lockstep
@@ -109,7 +111,7 @@ class Session:
     """
 
     def __init__(
-        self, role: Role, dag: TrDag, nonce: bytes, *, content_id: Callable[[Node], bytes] | None = None
+        self, role: ReconcileRole, dag: TrDag, nonce: bytes, *, content_id: Callable[[Node], bytes] | None = None
     ) -> None:
         if len(nonce) != NONCE_BYTES:
             raise ReconcileError(Check.NONCE, f"our nonce has {len(nonce)} bytes, not {NONCE_BYTES}")
@@ -159,7 +161,7 @@ class Session:
             raise ReconcileError(Check.ROOT_MISMATCH, f"peer reconciles {hello.root!r}, we {self.dag.root!r}")
         if len(hello.nonce) != NONCE_BYTES:
             raise ReconcileError(Check.NONCE, f"peer nonce has {len(hello.nonce)} bytes")
-        nonces = (self.nonce, hello.nonce) if self.role is Role.INITIATOR else (hello.nonce, self.nonce)
+        nonces = (self.nonce, hello.nonce) if self.role is ReconcileRole.INITIATOR else (hello.nonce, self.nonce)
         key = derive_key(self.dag.root, *nonces)
         mine = DepthIndex.build(self.dag, key)
         common = min(mine.max_depth, hello.max_depth)

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from ssblab.reconcile.codec import decode, encode
 from ssblab.reconcile.dag import Node, TrDag
 from ssblab.reconcile.messages import Message, Step
-from ssblab.reconcile.session import Role, Session
+from ssblab.reconcile.session import ReconcileRole, Session
+
+__all__ = [
+    "PairReport", "Tamper", "content_id", "content_node", "diverge_replicas", "random_trdag", "run_pair",
+    "sessions", "split_replicas",
+]
 
 
 def content_id(node: Node) -> bytes:
@@ -157,6 +162,6 @@ def run_pair(alice: Session, bob: Session, *, tamper_bob: Tamper | None = None, 
 def sessions(rng: random.Random, a: TrDag, b: TrDag) -> tuple[Session, Session]:
     """A pair of sessions over two replicas, with nonces from ``rng`` and content ids checked."""
     return (
-        Session(Role.INITIATOR, a, rng.randbytes(32), content_id=content_id),
-        Session(Role.RESPONDER, b, rng.randbytes(32), content_id=content_id),
+        Session(ReconcileRole.INITIATOR, a, rng.randbytes(32), content_id=content_id),
+        Session(ReconcileRole.RESPONDER, b, rng.randbytes(32), content_id=content_id),
     )

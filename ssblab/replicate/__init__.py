@@ -15,7 +15,7 @@ from ssblab.replicate.errors import PermissionDenied, ReplicationError
 from ssblab.replicate.hub import LiveStore
 from ssblab.replicate.limits import Budget, Limits
 from ssblab.replicate.peer import ReplicaServer
-from ssblab.replicate.policy import Policy, Role
+from ssblab.replicate.policy import Permission, Policy
 from ssblab.replicate.result import ReplicationResult, RouteCount
 from ssblab.replicate.runner import MODES, ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want, feeds_from_file, wanted_by_hops
@@ -27,13 +27,13 @@ __all__ = [
     "EbtShell",
     "Limits",
     "LiveStore",
+    "Permission",
     "PermissionDenied",
     "Policy",
     "ReplicaServer",
     "ReplicateOptions",
     "ReplicationError",
     "ReplicationResult",
-    "Role",
     "RouteCount",
     "Want",
     "feeds_from_file",

@@ -30,7 +30,7 @@ from ssblab.replicate.clocks import ClockStore
 from ssblab.replicate.ebt_shell import EbtShell
 from ssblab.replicate.errors import PermissionDenied, ReplicationError
 from ssblab.replicate.hub import LiveStore, wire_record
-from ssblab.replicate.policy import Bucket, Policy, Role, is_allowed, may_read_feed, role_of, take
+from ssblab.replicate.policy import Bucket, Permission, Policy, is_allowed, may_read_feed, role_of, take
 
 BLOB_CHUNK = 65536
 BLOB_MAX = 5 * 1024 * 1024  # ssb-blobs' default max
@@ -42,7 +42,7 @@ class Session:
     """What the server knows about one connected peer."""
 
     peer: str
-    role: Role
+    role: Permission
     bucket: Bucket | None = None
     streams: int = 0
     called: asyncio.Event = field(default_factory=asyncio.Event)
@@ -110,7 +110,7 @@ class ReplicaServer:
         """Refuse blocked peers and peers beyond the cap at once; otherwise open their session."""
         blocked = {contact for contact, stance in self.live.contacts(self.id).items() if stance == "block"}
         role = role_of(conn.remote_id, self.id, blocked)
-        if role is Role.BLOCKED or len(self.sessions) >= self.policy.max_connections:
+        if role is Permission.BLOCKED or len(self.sessions) >= self.policy.max_connections:
             await conn.close()
             return
         self.sessions[conn] = Session(conn.remote_id, role)
@@ -153,7 +153,7 @@ class ReplicaServer:
 
     def _session(self, conn: RpcConnection) -> Session:
         session = self.sessions.get(conn)
-        return session if session is not None else Session(conn.remote_id, Role.BLOCKED)
+        return session if session is not None else Session(conn.remote_id, Permission.BLOCKED)
 
     def _admit(self, conn: RpcConnection, name: str, stream: bool) -> Session:
         session = self._session(conn)

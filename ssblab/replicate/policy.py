@@ -24,7 +24,10 @@ ANONYMOUS_METHODS = frozenset({
 })
 
 
-class Role(Enum):
+class Permission(Enum):
+    """What a connected peer may call on this server, as ssb-server's permissions: its own identity (master)
+    everything, another peer the anonymous methods, a blocked one nothing."""
+
     MASTER = "master"
     ANONYMOUS = "anonymous"
     BLOCKED = "blocked"
@@ -53,17 +56,17 @@ class Bucket:
     at: float
 
 
-def role_of(peer: str, server: str, blocked: frozenset[str] | set[str]) -> Role:
+def role_of(peer: str, server: str, blocked: frozenset[str] | set[str]) -> Permission:
     if peer == server:
-        return Role.MASTER
-    return Role.BLOCKED if peer in blocked else Role.ANONYMOUS
+        return Permission.MASTER
+    return Permission.BLOCKED if peer in blocked else Permission.ANONYMOUS
 
 
-def is_allowed(role: Role, method: str) -> bool:
+def is_allowed(role: Permission, method: str) -> bool:
     """Whether ``role`` may call ``method`` at all (limits aside)."""
-    if role is Role.MASTER:
+    if role is Permission.MASTER:
         return True
-    return role is Role.ANONYMOUS and method in ANONYMOUS_METHODS
+    return role is Permission.ANONYMOUS and method in ANONYMOUS_METHODS
 
 
 def take(bucket: Bucket | None, now: float, policy: Policy) -> tuple[Bucket, bool]:
@@ -76,8 +79,8 @@ def take(bucket: Bucket | None, now: float, policy: Policy) -> tuple[Bucket, boo
     return Bucket(tokens - 1, now), True
 
 
-def may_read_feed(policy: Policy, peer: str, role: Role, author: str, followed_by_author: set[str]) -> bool:
+def may_read_feed(policy: Policy, peer: str, role: Permission, author: str, followed_by_author: set[str]) -> bool:
     """Privacy mode: a feed goes to its author, the master, and identities the author follows."""
-    if not policy.private or role is Role.MASTER or peer == author:
+    if not policy.private or role is Permission.MASTER or peer == author:
         return True
     return peer in followed_by_author

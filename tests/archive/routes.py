@@ -1,7 +1,7 @@
 """The archive's two routes: the compiled `ssblab.archive._speedups` and the pure-Python one it replaces.
 
-Each module that has a compiled path holds the extension as ``_speedups`` (None when it was not built), so
-`pure_python` switches every one of them to the Python route for the duration of a block.
+The one switch is the environment: `pure_python` sets ``SSBLAB_PURE_PYTHON=1`` for the duration of a block, and
+every module with a compiled path reads it at its next call.
 """
 
 from __future__ import annotations
@@ -11,20 +11,15 @@ from contextlib import contextmanager
 
 import pytest
 
-from ssblab.archive import arrow, block, flat, svb, text
+from ssblab.archive import compiled
+from ssblab.core.compiled import PURE_PYTHON
 
-MODULES = (svb, text, arrow, block, flat)
-COMPILED = text._speedups is not None
+COMPILED = compiled.built() is not None
 needs_compiled = pytest.mark.skipif(not COMPILED, reason="ssblab.archive._speedups is not built")
 
 
 @contextmanager
 def pure_python() -> Iterator[None]:
-    saved = [m._speedups for m in MODULES]
-    for m in MODULES:
-        m._speedups = None
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PURE_PYTHON, "1")
         yield
-    finally:
-        for m, ext in zip(MODULES, saved, strict=True):
-            m._speedups = ext

@@ -75,8 +75,8 @@ def test_decoded_ids_and_encodings_match_the_messages() -> None:
     rebuilt, digests = [], []
     for data in archive.blocks:
         blk = blocks.decode_block(data, dicts)
-        encodings, ids = blocks.encodings(blk, dicts)
-        assert blocks.rebuild_block(blk, dicts, "block", keep=False) == ([], ids)
+        encodings, ids = rebuild.encodings(blk, dicts)
+        assert rebuild.rebuild_block(blk, dicts, "block", keep=False) == ([], ids)
         rebuilt.extend(encodings)
         digests.extend(ids)
     assert rebuilt == [m.encoded for m in feed]
@@ -106,7 +106,7 @@ def test_every_envelope_key_order_is_derived_and_rebuilt() -> None:
         feed = reordered(feed, order)
         assert None not in blocks.plan(feed).orders.values
         (archive,), dicts = build_archives([feed], 4)
-        rebuilt = [e for data in archive.blocks for e in blocks.encodings(blocks.decode_block(data, dicts), dicts)[0]]
+        rebuilt = [e for data in archive.blocks for e in rebuild.encodings(blocks.decode_block(data, dicts), dicts)[0]]
         assert rebuilt == [m.encoded for m in feed]
 
 

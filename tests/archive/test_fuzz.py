@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
+from ssblab.archive import rebuild
 from ssblab.archive.arrow import block_table
 from ssblab.archive.bundle import Archive, build_archives
 from ssblab.archive.dictionaries import Dictionaries
@@ -55,7 +56,7 @@ def decode_all(data: bytes, dicts: Dictionaries) -> tuple[str, object]:
     """("decoded", everything decoded) or ("error", the error class): the same on both routes."""
     try:
         blk = blocks.decode_block(data, dicts)
-        return "decoded", (blocks.encodings(blk, dicts), block_table(blk, dicts))
+        return "decoded", (rebuild.encodings(blk, dicts), block_table(blk, dicts))
     except ArchiveError as exc:
         return "error", type(exc).__name__
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssblab.archive import block as blocks
-from ssblab.archive import text
+from ssblab.archive import rebuild, text
 from ssblab.archive.arrow import block_table, iter_batches, to_arrow
 from ssblab.archive.bundle import build_archives
 from ssblab.archive.dictionaries import SIGNATURES, Dictionaries
@@ -31,7 +31,7 @@ def rebuilt(feed: list[Message], block_size: int = 64) -> list[tuple[bytes, str]
     (archive,), dicts = build_archives([feed], block_size)
     out = []
     for data in archive.blocks:
-        encodings, digests = blocks.encodings(blocks.decode_block(data, dicts), dicts)
+        encodings, digests = rebuild.encodings(blocks.decode_block(data, dicts), dicts)
         out.extend(zip(encodings, map(blocks.message_ref, digests), strict=True))
     return out
 

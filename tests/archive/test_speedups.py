@@ -95,9 +95,9 @@ def test_svb_routes_agree_on_columns(ints: list[int]) -> None:
 def decoded(blobs: tuple[bytes, ...], dicts: Any) -> list[Any]:
     decoded = [blocks.decode_block(data, dicts) for data in blobs]
     out: list[Any] = [
-        (blk.contents, blk.offsets.tolist(), blk.plain.tolist(), blocks.encodings(blk, dicts)) for blk in decoded
+        (blk.contents, blk.offsets.tolist(), blk.plain.tolist(), rebuild.encodings(blk, dicts)) for blk in decoded
     ]
-    out.append(blocks.digests(decoded, dicts))  # the compiled route hashes the blocks' chains two at a time
+    out.append(rebuild.digests(decoded, dicts))  # the compiled route hashes the blocks' chains two at a time
     out.append(to_arrow(blobs, dicts, valid=True))
     return out
 
@@ -309,7 +309,7 @@ def test_block_digests_refuse_rows_that_do_not_add_up() -> None:
     feed = sign_feed([{"type": "post", "text": "hi"}, {"type": "vote"}])
     (archive,), dicts = build_archives([feed])
     blk = blocks.decode_block(archive.blocks[0], dicts)
-    rows = rebuild.compiled_rows(blk, blocks.orders(blk, dicts, "block 0"), "block 0")
+    rows = rebuild.compiled_rows(blk, rebuild.orders(blk, dicts, "block 0"), "block 0")
     assert _speedups.block_digests([rows]) == [b"".join(base64.b64decode(m.id[1:-7]) for m in feed)]
 
     def fault(changes: dict[int, Any], expected: type[Exception] = MalformedArchive) -> str:

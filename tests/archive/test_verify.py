@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from ssblab.archive import block as blocks
+from ssblab.archive import rebuild
 from ssblab.archive.bundle import Archive, archive_content, build_archives, bundle_of
 from ssblab.archive.errors import ArchiveMismatch, MalformedArchive, MissingBlob, MissingDictionary
 from ssblab.archive.flat import build_bundle
@@ -93,7 +94,7 @@ def test_fetched_checks_signatures_even_when_hashes_agree(built: tuple[list[Arch
     with pytest.raises(ArchiveMismatch, match="sequence 4 fails its ed25519 signature"):
         from ssblab.archive.verify import _check_messages
 
-        _check_messages(forged, *blocks.encodings(forged, _dicts(archive, store)), "block 0", None)
+        _check_messages(forged, *rebuild.encodings(forged, _dicts(archive, store)), "block 0", None)
 
 
 def test_fetched_checks_the_chain_to_the_known_feed(

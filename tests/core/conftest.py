@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from ssblab.core import compiled, encoding, message
-
-USERS = (encoding, message)  # the modules that take the compiled paths
+from ssblab.core import compiled
 
 
 @pytest.fixture(params=["compiled", "pure"])
-def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if request.param == "compiled" and compiled.speedups is None:
+def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "compiled" and compiled.built() is None:
         pytest.skip("ssblab.core._speedups is not built (installed without a C compiler)")
     if request.param == "pure":
-        for module in USERS:
-            monkeypatch.setattr(module, "_speedups", None)
-    yield request.param
+        monkeypatch.setenv(compiled.PURE_PYTHON, "1")
+    else:
+        monkeypatch.delenv(compiled.PURE_PYTHON, raising=False)
+    return str(request.param)

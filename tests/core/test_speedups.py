@@ -19,7 +19,7 @@ from ssblab.core.strict_json import parse_json
 from ssblab.core.v8_json import stringify
 from tests.core.test_encoding import json_values, texts
 
-speedups: Any = compiled.speedups
+speedups: Any = compiled.built()  # the extension itself, called directly here
 needs_speedups = pytest.mark.skipif(speedups is None, reason="ssblab.core._speedups is not built")
 
 
@@ -190,6 +190,18 @@ def test_verify_signature_agrees_with_libsodium() -> None:
     assert speedups.verify_signature(address, FIRST.encoded + b" ", value["author"], value["signature"]) is None
     assert speedups.verify_signature(address, FIRST.encoded, "@x.ed25519", value["signature"]) is None
     assert speedups.verify_signature(0, FIRST.encoded, value["author"], value["signature"]) is None
+
+
+def test_libsodium_is_found_in_pynacls_distribution_and_both_checks_agree() -> None:
+    """The address comes from the library PyNaCl installs (importlib.metadata, ctypes); its verdicts are those
+    of PyNaCl's public crypto_sign_open."""
+    assert ed25519.verify_address() != 0
+    public_key = base64.b64decode(FIRST.value["author"][1:-8])
+    signature = base64.b64decode(FIRST.value["signature"][:-12])
+    signed = FIRST.signing_bytes()
+    assert ed25519.verify(public_key, signed, signature)
+    assert not ed25519.verify(public_key, signed.replace(b"hello", b"hellO"), signature)
+    assert not ed25519.verify(public_key, signed, bytes(64))
 
 
 def test_signature_errors_are_the_same_on_both_routes(route: str) -> None:

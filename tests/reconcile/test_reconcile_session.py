@@ -18,7 +18,7 @@ from ssblab.reconcile import (
     Hello,
     Message,
     ReconcileError,
-    Role,
+    ReconcileRole,
     Session,
     State,
     Step,
@@ -293,8 +293,8 @@ def test_the_honest_runs_behind_the_lies_succeed() -> None:
 
 
 def test_states_step_by_step() -> None:
-    alice = Session(Role.INITIATOR, A, bytes(32), content_id=content_id)
-    bob = Session(Role.RESPONDER, B, bytes([7]) * 32, content_id=content_id)
+    alice = Session(ReconcileRole.INITIATOR, A, bytes(32), content_id=content_id)
+    bob = Session(ReconcileRole.RESPONDER, B, bytes([7]) * 32, content_id=content_id)
     assert alice.state is State.IDLE
     hello_a, hello_b = alice.start(), bob.start()
     assert alice.state is State.HELLO_SENT and hello_a.max_depth == 8
@@ -323,7 +323,7 @@ def test_a_negative_count_never_reaches_the_wire_and_is_refused_in_memory() -> N
     with pytest.raises(ReconcileError) as err:
         encode(Step(1, Aggregate(-1, 0), (), (), ()))
     assert err.value.check is Check.ENCODING
-    alice, bob = Session(Role.INITIATOR, A, bytes(32)), Session(Role.RESPONDER, B, bytes([1]) * 32)
+    alice, bob = Session(ReconcileRole.INITIATOR, A, bytes(32)), Session(ReconcileRole.RESPONDER, B, bytes([1]) * 32)
     hello_a, hello_b = alice.start(), bob.start()
     alice.receive(hello_b)
     (step_b,) = bob.receive(hello_a)
@@ -334,7 +334,7 @@ def test_a_negative_count_never_reaches_the_wire_and_is_refused_in_memory() -> N
 
 def test_our_own_nonce_must_have_32_bytes() -> None:
     with pytest.raises(ReconcileError) as err:
-        Session(Role.INITIATOR, A, b"short")
+        Session(ReconcileRole.INITIATOR, A, b"short")
     assert err.value.check is Check.NONCE
 
 
@@ -367,7 +367,7 @@ fuzz_steps = st.builds(
 @settings(max_examples=300, deadline=None)
 @given(steps=st.lists(fuzz_steps, min_size=1, max_size=4))
 def test_arbitrary_steps_are_processed_or_refused_by_name(steps: list[Step]) -> None:
-    alice = Session(Role.INITIATOR, A, bytes(32), content_id=content_id)
+    alice = Session(ReconcileRole.INITIATOR, A, bytes(32), content_id=content_id)
     alice.start()
     alice.receive(Hello(1, A.root, bytes([2]) * 32, 8))
     for step in steps:

@@ -12,7 +12,16 @@ from ssblab.core.keys import Keypair
 from ssblab.core.message import create_message
 from ssblab.net.aio import connect
 from ssblab.net.errors import RemoteCallError
-from ssblab.replicate.policy import ANONYMOUS_METHODS, Bucket, Policy, Role, is_allowed, may_read_feed, role_of, take
+from ssblab.replicate.policy import (
+    ANONYMOUS_METHODS,
+    Bucket,
+    Permission,
+    Policy,
+    is_allowed,
+    may_read_feed,
+    role_of,
+    take,
+)
 from ssblab.store import Store
 
 from .helpers import served
@@ -26,17 +35,17 @@ def run(coro: object) -> object:
 
 
 def test_decision_table() -> None:
-    assert role_of(SERVER.id, SERVER.id, {SERVER.id}) is Role.MASTER
-    assert role_of(ALICE.id, SERVER.id, {ALICE.id}) is Role.BLOCKED
-    assert role_of(BOB.id, SERVER.id, {ALICE.id}) is Role.ANONYMOUS
-    assert all(is_allowed(Role.ANONYMOUS, m) for m in ANONYMOUS_METHODS)
-    assert not is_allowed(Role.ANONYMOUS, "createLogStream") and is_allowed(Role.MASTER, "createLogStream")
-    assert not any(is_allowed(Role.BLOCKED, m) for m in ANONYMOUS_METHODS)
+    assert role_of(SERVER.id, SERVER.id, {SERVER.id}) is Permission.MASTER
+    assert role_of(ALICE.id, SERVER.id, {ALICE.id}) is Permission.BLOCKED
+    assert role_of(BOB.id, SERVER.id, {ALICE.id}) is Permission.ANONYMOUS
+    assert all(is_allowed(Permission.ANONYMOUS, m) for m in ANONYMOUS_METHODS)
+    assert not is_allowed(Permission.ANONYMOUS, "createLogStream") and is_allowed(Permission.MASTER, "createLogStream")
+    assert not any(is_allowed(Permission.BLOCKED, m) for m in ANONYMOUS_METHODS)
     private = Policy(private=True)
-    assert may_read_feed(private, BOB.id, Role.ANONYMOUS, ALICE.id, {BOB.id})
-    assert not may_read_feed(private, CAROL.id, Role.ANONYMOUS, ALICE.id, {BOB.id})
-    assert may_read_feed(private, ALICE.id, Role.ANONYMOUS, ALICE.id, set())
-    assert may_read_feed(Policy(), CAROL.id, Role.ANONYMOUS, ALICE.id, set())
+    assert may_read_feed(private, BOB.id, Permission.ANONYMOUS, ALICE.id, {BOB.id})
+    assert not may_read_feed(private, CAROL.id, Permission.ANONYMOUS, ALICE.id, {BOB.id})
+    assert may_read_feed(private, ALICE.id, Permission.ANONYMOUS, ALICE.id, set())
+    assert may_read_feed(Policy(), CAROL.id, Permission.ANONYMOUS, ALICE.id, set())
 
 
 def test_token_bucket_refills_with_time() -> None:

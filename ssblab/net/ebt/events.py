@@ -25,29 +25,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
-    "Append",
-    "AppendFailed",
-    "Appended",
-    "Block",
-    "Effect",
-    "EndStream",
-    "Event",
-    "MessageReceived",
-    "NotesReceived",
-    "PeerConnected",
-    "PeerDisconnected",
-    "PersistClock",
-    "Replicate",
-    "Role",
-    "SendMessage",
-    "SendMessages",
-    "SendNotes",
-    "Tick",
+    "Append", "AppendFailed", "Appended", "Block", "EbtRole", "Effect", "EndStream", "Event", "MessageReceived",
+    "NotesReceived", "PeerConnected", "PeerDisconnected", "PersistClock", "Replicate", "SendMessage",
+    "SendMessages", "SendNotes", "Tick",
 ]
 
 #: Our side of the connection: the handshake "client" opened ``ebt.replicate`` and waits for the notes of the
 #: "server" (the responder), which always speaks first.
-Role = Literal["client", "server"]
+EbtRole = Literal["client", "server"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +45,7 @@ class PeerConnected:
     peer: str
     remote_clock: dict[str, int]
     now: float
-    role: Role
+    role: EbtRole
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,7 @@ from dataclasses import dataclass
 from ssblab.net.errors import LocalProtocolError
 
 __all__ = [
-    "DO_NOT_REPLICATE",
-    "MAX_SEQUENCE",
-    "Note",
-    "NoteRangeError",
-    "decode_note",
-    "encode_note",
-    "is_message_value",
+    "DO_NOT_REPLICATE", "MAX_SEQUENCE", "Note", "NoteRangeError", "decode_note", "encode_note", "is_message_value",
     "notes_from_value",
 ]
 

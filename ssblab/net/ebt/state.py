@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ssblab.net.ebt.events import Role
+from ssblab.net.ebt.events import EbtRole
 
 __all__ = ["EbtState", "FeedRep", "PeerState", "is_caught_up", "receiving_peer"]
 
@@ -40,7 +40,7 @@ class PeerState:
     send); ``ended`` marks a stream we closed (blocked peer) whose disconnect has not arrived yet.
     """
 
-    role: Role
+    role: EbtRole
     clock: Mapping[str, int] = field(default_factory=dict)
     replicating: Mapping[str, FeedRep] | None = None
     heard: bool = False

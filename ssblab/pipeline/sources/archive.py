@@ -133,13 +133,13 @@ def decode_piece(root: str, piece: Piece) -> tuple[Any, Any]:
 
 def records(split: Split) -> Iterator[RawRecord]:
     """Each message of the split's blocks as its rebuilt signed JSON, with the decoder's id and content."""
-    from ssblab.archive import block as blocks
     from ssblab.archive.arrow import block_table
+    from ssblab.archive.rebuild import encodings as rebuilt
 
     for piece in pieces_of(split):
         try:
             blk, dicts = decode_piece(split.path, piece)
-            encodings, _ = blocks.encodings(blk, dicts, f"block {piece.ref}")
+            encodings, _ = rebuilt(blk, dicts, f"block {piece.ref}")
             table = block_table(blk, dicts)
         except SsbError as exc:
             where = f"{split.prefix} block {piece.ref}"

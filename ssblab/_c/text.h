@@ -1,6 +1,8 @@
-/* Byte-level text helpers shared by the compiled fast paths of ssblab.core and ssblab.archive (each includes
- * this file): ASCII and strict UTF-8 tests, standard base64 (canonical decoding, encoding) and Node's "binary"
- * string of UTF-8.
+/* Byte-level text helpers shared by the compiled fast paths of ssblab.core and ssblab.archive: ASCII and strict
+ * UTF-8 tests, standard base64 (canonical decoding, encoding) and Node's "binary" string of UTF-8.
+ *
+ * The small helpers are inline here; text.c holds the tables filled at import (text_init), once per extension
+ * however many of its units include this file.
  */
 #ifndef SSBLAB_TEXT_H
 #define SSBLAB_TEXT_H
@@ -44,7 +46,7 @@ static inline size_t ascii_run(const unsigned char *p, size_t len) {
 static inline int is_ascii(const unsigned char *p, size_t len) { return ascii_run(p, len) == len; }
 
 /* The length of the valid UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF) at s, or 0. */
-static size_t utf8_sequence(const unsigned char *s, const unsigned char *end) {
+static inline size_t utf8_sequence(const unsigned char *s, const unsigned char *end) {
     unsigned c = s[0];
     size_t n;
     unsigned lo = 0x80, hi = 0xBF;
@@ -86,7 +88,7 @@ static const int8_t B64_VALUE[256] = {
 
 /* Decodes canonical standard base64 (padded, zero bits under the padding) into raw (len * 3 / 4 bytes; may be
  * NULL to only check); the byte count, or -1. */
-static ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned char *raw) {
+static inline ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned char *raw) {
     if (len % 4) return -1;
     size_t pad = len && text[len - 1] == '=' ? (len > 1 && text[len - 2] == '=' ? 2 : 1) : 0;
     size_t whole = (len - pad) / 4 * 4, out = 0; /* letters in groups of four: three bytes each */
@@ -114,47 +116,17 @@ static ssize_t canonical_b64(const unsigned char *text, size_t len, unsigned cha
     return (ssize_t)out;
 }
 
-static uint16_t B64_PAIRS[4096]; /* the two letters of each 12-bit value, filled by text_init */
+extern uint16_t B64_PAIRS[4096]; /* the two letters of each 12-bit value, filled by text_init */
+extern int base64_avx2_ok;       /* set by text_init where the CPU has AVX2 */
+size_t base64_avx2(unsigned char *o, const unsigned char *raw, size_t len);
+void text_init(void); /* fills the tables that are not constants; call once, when the module loads */
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_BASE64_AVX2 1
-static int base64_avx2_ok; /* set by text_init where the CPU has AVX2 */
-
-/* Base64 of raw, 24 bytes to 32 letters a step while 32 bytes are readable (W. Mula and D. Lemire's method: each
- * 3 bytes spread into four 6-bit indexes by multiplies, each index moved to its letter by a 16-entry table);
- * returns how many bytes it took. Lane 0 takes bytes 0-11 from its bytes 4-15, lane 1 bytes 12-23 from 0-11. */
-__attribute__((target("avx2"))) static size_t base64_avx2(unsigned char *o, const unsigned char *raw, size_t len) {
-    const __m256i lanes = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6);
-    const __m256i spread = _mm256_setr_epi8(5, 4, 6, 5, 8, 7, 9, 8, 11, 10, 12, 11, 14, 13, 15, 14,
-                                            1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
-    const __m256i shifts = _mm256_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-                                            '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0,
-                                            'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-                                            '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+static inline void base64_into(unsigned char *o, const unsigned char *raw, size_t len) { /* 4 * ceil(len / 3) letters */
     size_t i = 0;
-    for (; len - i >= 32; i += 24, o += 32) {
-        __m256i in = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(raw + i)), lanes);
-        in = _mm256_shuffle_epi8(in, spread);
-        __m256i high = _mm256_mulhi_epu16(_mm256_and_si256(in, _mm256_set1_epi32(0x0fc0fc00)), _mm256_set1_epi32(0x04000040));
-        __m256i low = _mm256_mullo_epi16(_mm256_and_si256(in, _mm256_set1_epi32(0x003f03f0)), _mm256_set1_epi32(0x01000010));
-        __m256i index = _mm256_or_si256(high, low); /* 0..63 in each byte */
-        __m256i row = _mm256_subs_epu8(index, _mm256_set1_epi8(51)); /* 0: a-z, 1-10: digits, 11: +, 12: / */
-        row = _mm256_or_si256(row, _mm256_and_si256(_mm256_cmpgt_epi8(_mm256_set1_epi8(26), index), _mm256_set1_epi8(13)));
-        _mm256_storeu_si256((__m256i *)o, _mm256_add_epi8(index, _mm256_shuffle_epi8(shifts, row)));
-    }
-    return i;
-}
-#endif
-
-static void base64_into(unsigned char *o, const unsigned char *raw, size_t len) { /* 4 * ceil(len / 3) letters */
-    size_t i = 0;
-#ifdef HAVE_BASE64_AVX2
-    if (base64_avx2_ok && len >= 32) {
+    if (base64_avx2_ok && len >= 32) { /* never set where the CPU has no AVX2 */
         i = base64_avx2(o, raw, len);
         o += i / 3 * 4;
     }
-#endif
     for (; i + 3 <= len; i += 3, o += 4) {
         uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
         memcpy(o, &B64_PAIRS[v >> 12], 2);
@@ -170,7 +142,7 @@ static void base64_into(unsigned char *o, const unsigned char *raw, size_t len) 
 /* Node's Buffer.from(text, "binary") of UTF-8 text: the low byte of each UTF-16 unit (what a message id hashes).
  * Lone surrogates in "surrogatepass" three-byte form are one unit each. Writes at most len bytes to o; returns
  * how many, or -1 with *bad_at set where the text is not UTF-8. */
-static ssize_t binary_bytes(const unsigned char *u, size_t len, unsigned char *o, size_t *bad_at) {
+static inline ssize_t binary_bytes(const unsigned char *u, size_t len, unsigned char *o, size_t *bad_at) {
     unsigned char *start = o;
     for (size_t i = 0; i < len;) {
         size_t run = ascii_run(u + i, len - i);
@@ -201,17 +173,6 @@ static ssize_t binary_bytes(const unsigned char *u, size_t len, unsigned char *o
         i += extra + 1;
     }
     return o - start;
-}
-
-/* Fills the tables that are not constants; call once, when the module loads. */
-static void text_init(void) {
-#ifdef HAVE_BASE64_AVX2
-    base64_avx2_ok = __builtin_cpu_supports("avx2");
-#endif
-    for (int v = 0; v < 4096; v++) {
-        unsigned char pair[2] = {B64[v >> 6], B64[v & 63]};
-        memcpy(&B64_PAIRS[v], pair, 2);
-    }
 }
 
 #endif
