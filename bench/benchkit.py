@@ -4,8 +4,9 @@ The benches are run as scripts (``.venv/bin/python bench/NAME.py``), which puts 
 import this module as ``benchkit``.
 
 Peak memory of a whole process is measured two ways, both Linux-only:
-- ``peak_rss``: the largest resident set of the process or of any descendant it waited for (``wait4``'s
-  ``ru_maxrss``): exact, but one process's only (a Spark driver's JVM or a pool's workers are not added up);
+- ``peak_rss``: the largest resident set of the process or of any descendant (``wait4``'s ``ru_maxrss``; a
+  descendant that outlives the process, as a Spark driver's JVM does, is adopted and waited for): exact, but one
+  process's only (a JVM and its driver, or a pool's workers, are not added up);
 - ``peak_tree``: the resident sets of the process and every live descendant, summed and sampled every
   ``sample`` seconds from /proc (the highest sum seen). Pages a forked worker shares with its parent count in
   each, so the sum is an upper bound, and a peak shorter than the interval can be missed.
