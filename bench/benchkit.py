@@ -163,29 +163,40 @@ def become_subreaper() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+def _state(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent pid) of a process, or None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[1])
+
+
 def reap_leftovers(seen: set[int]) -> list[Any]:
     """Wait for the descendants in ``seen`` that outlived the measured process (adopted by this one) and return
-    their resource usages; any still running after `LEFTOVER_WAIT_S` is terminated, so none is left behind."""
+    their resource usages. Those still running after `LEFTOVER_WAIT_S` are terminated if they are this process's
+    own (adopted) children, so that none is left behind; the others are left to their parents."""
     usages, pending = [], set(seen)
     deadline = time.monotonic() + LEFTOVER_WAIT_S
-    while pending:
+    while pending and time.monotonic() < deadline:
         for pid in list(pending):
             try:
                 done, _, usage = os.wait4(pid, os.WNOHANG)
             except ChildProcessError:  # another descendant's child (its parent reaps it), or gone
-                if not Path(f"/proc/{pid}").exists():
+                state = _state(pid)
+                if state is None or state[0] in "ZX":
                     pending.discard(pid)
                 continue
             if done:
                 usages.append(usage)
                 pending.discard(pid)
-        if pending and time.monotonic() > deadline:
-            print(f"benchkit: terminating leftover processes {sorted(pending)}", file=sys.stderr)
-            for pid in pending:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-            deadline = float("inf")
         time.sleep(0.05)
+    for pid in pending:
+        state = _state(pid)
+        if state is not None and state[1] == os.getpid():
+            print(f"benchkit: terminating leftover process {pid}", file=sys.stderr)
+            os.kill(pid, signal.SIGTERM)
+            usages.append(os.wait4(pid, 0)[2])
     return usages
 
 
