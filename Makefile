@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.ssblab-installed
 NPM_STAMP := interop/node_modules/.ssblab-installed
 
-.PHONY: setup jars browser test test-fast demo lab lint bench clean
+.PHONY: setup jars browser test test-fast demo lab lint bench bench-smoke clean
 
 setup: $(PY_STAMP) $(NPM_STAMP) jars browser
 
@@ -53,6 +53,16 @@ lint: $(PY_STAMP)
 
 bench: setup
 	$(BIN)/python bench/verify.py
+
+# The benchmarks of issue 16 at small sizes, to check that they run (their figures mean little at these sizes;
+# each bench's docstring gives its full-size command). Inputs are cached under ~/.cache/ssblab/bench.
+bench-smoke: setup
+	$(BIN)/python bench/graph.py --feeds 1000 --edges 20000 --repeat 1
+	$(BIN)/python bench/graph_spark.py --edges 100000 --repeat 1
+	$(BIN)/python bench/startup.py --runs 3
+	$(BIN)/python bench/verify_cli.py --messages 3000 --authors 40 --rounds 1
+	$(BIN)/python bench/spark_verify.py --messages 20000 --authors 100 --rounds 1
+	$(BIN)/python bench/network.py --feeds 100 --messages 20000
 
 clean:
 	rm -rf $(VENV) interop/node_modules out .pytest_cache

@@ -1,102 +1,65 @@
-"""Benchmark: ssblab's follow-graph analyses on Spark local against NetworkX, on one generated contact graph.
+"""Benchmark: the follow-graph analyses on the local engine against NetworkX, on one generated contact graph.
 
-One run, on ``--feeds`` feeds (default 10,000) and about ``--edges`` contact edges (default 1,000,000), generated
-directly as edges (no messages are signed): targets are drawn with a power law, as ssb-fixtures draws popular
-authors; 90 % of the edges follow, 4 % block, 6 % are unfollows. It measures:
-- hops from a root (``--max-hops``, default 3): ssblab on Spark (`ssblab.graph.hops`), the pure-Python port
-  of ssb-friends (`ssblab.friends.metric`), and NetworkX's breadth-first search over the follow edges with the same
-  cut-off (it ignores blocks, so it does less than ssb-friends does);
-- PageRank, 10 iterations: ssblab (`ssblab.graph.pagerank`) against ``networkx.pagerank`` stopped after 10
-  iterations (``tol=0``; it then raises PowerIterationFailedConvergence, which is caught);
-- connected components: GraphFrames through `ssblab.pipeline.session.connected_components` and, on a graph
-  packed on the driver, `ssblab.graph.packed.packed_components` (what `FollowNetwork.components` uses), against
-  ``networkx.weakly_connected_components``.
-Loading (Spark: the edges into a cached DataFrame, then packed once with `ssblab.graph.packed.pack_graph`, which
-numbers the feeds and keeps the edges as sparse matrices on the driver, or with ``--where blocks`` as numpy blocks
-cached in Spark, the path for graphs too big for the driver; NetworkX: building the DiGraph) is timed apart, as a
-graph is loaded once and queried many times. Hops and PageRank run ``--repeat`` times on both sides and the
-medians are compared (ratio = NetworkX seconds / ssblab seconds: above 1, ssblab is faster). The answers are
-cross-checked: the Spark hops must equal the Python port's, the component counts must agree and the PageRank
-vectors must agree to 1e-9.
+One run, on ``--feeds`` feeds (default 10,000) and ``--edges`` contact edges (default 1,000,000), generated
+directly as edges (no messages are signed; `benchkit.contact_edges`): targets drawn with a power law, as
+ssb-fixtures draws popular authors; 90 % of the edges follow, 4 % block, 6 % are unfollows. The contenders:
 
-Usage: ``.venv/bin/python bench/graph.py [--feeds N] [--edges E] [--seed S] [--max-hops H] [--cores C]
-[--repeat R] [--where driver|blocks] [--json OUT]``
+- ssblab: ``FollowNetwork.from_edges(edges, engine="local")`` (DuckDB, Arrow, numpy, scipy; no JVM);
+- NetworkX: a ``DiGraph`` of the follow edges (every feed a node), the baseline.
+
+What is timed, each question ``--repeat`` times (default 3) on both sides, medians compared:
+- loading, apart from the questions (a graph is loaded once and asked many): ssblab's ``from_edges`` and the
+  packing of the graph (``net.packed``, what every iterative question starts from), NetworkX's ``DiGraph`` build;
+- hops from an ordinary feed (``--max-hops``, default 3): ``net.hops`` against NetworkX's breadth-first search
+  with the same cut-off (which ignores blocks and unfollows, so it does less than ssb-friends does), and against
+  the pure-Python port of ssb-friends (``ssblab.friends.hops``), timed once;
+- PageRank, 10 iterations: ``net.pagerank(10)`` against ``networkx.pagerank`` stopped after 10 iterations
+  (``tol=0``; it then raises PowerIterationFailedConvergence, which is caught);
+- weakly connected components: ``net.components()`` against ``networkx.weakly_connected_components``.
+
+Ratios are NetworkX (or port) seconds over ssblab seconds: above 1, ssblab is faster (the goal). The answers are
+cross-checked, and the run fails when they differ: ssblab's hops must equal the Python port's, the components
+must be the same partition as NetworkX's, and the PageRank vector must match ten power iterations of NetworkX's
+Google matrix to 1e-9.
+
+Full size (about a minute of CPU and 2 GiB; run on a quiet machine):
+    .venv/bin/python bench/graph.py --json graph.json
+Smoke: ``.venv/bin/python bench/graph.py --feeds 1000 --edges 20000 --repeat 1``
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
-import time
-from collections.abc import Callable
+import sys
 from typing import Any
 
 import networkx as nx
 import numpy as np
+from benchkit import contact_edges, feed_ids, seconds, timed, warm_local_engine, write_figures
 
 from ssblab.friends import hops as python_hops
-from ssblab.graph import connected_components, hops
-from ssblab.graph.frames import edges_frame
-from ssblab.graph.packed import pack_graph, packed_components, packed_pagerank
-from ssblab.pipeline.session import graphframe, spark_session
-
-POWER_LAW = 2.0  # target index = floor(u ** POWER_LAW * feeds): a few feeds are followed by most
+from ssblab.graph import FollowNetwork
 
 
-def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[Any, float]:
-    """The last result of ``repeat`` runs and the median time of one."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, statistics.median(times)
-
-
-def seconds(value: float) -> str:
-    return f"{value:.2f} s" if value >= 1 else f"{value * 1000:.1f} ms"
-
-
-def feed_ids(count: int) -> list[str]:
-    """Made-up, well-formed feed ids (isFeed accepts them): the index in base 10, padded with A."""
-    return ["@" + str(i).rjust(43, "A") + "=.ed25519" for i in range(count)]
-
-
-def generate_edges(feeds: int, edges: int, seed: int) -> dict[tuple[str, str], int]:
-    """About ``edges`` distinct (source, target) pairs without self-contacts, with ssb-friends weights."""
-    rng = np.random.default_rng(seed)
-    draw = int(edges * 1.08)  # duplicates and self-pairs are dropped below
-    sources = rng.integers(0, feeds, draw)
-    targets = np.floor(rng.random(draw) ** POWER_LAW * feeds).astype(np.int64)
-    weights = rng.choice(np.array([1, -1, -2]), draw, p=[0.90, 0.04, 0.06])
+def edge_map(feeds: int, edges: int, seed: int) -> dict[tuple[str, str], int]:
+    """``{(source, target): weight}`` with made-up feed ids (`benchkit.contact_edges`)."""
+    src, dst, weight = contact_edges(feeds, edges, seed)
     ids = feed_ids(feeds)
-    found: dict[tuple[str, str], int] = {}
-    for s, t, w in zip(sources.tolist(), targets.tolist(), weights.tolist(), strict=True):
-        if s != t:
-            found[(ids[s], ids[t])] = w
-            if len(found) == edges:
-                break
-    return found
+    return {(ids[s], ids[t]): w for s, t, w in zip(src.tolist(), dst.tolist(), weight.tolist(), strict=True)}
 
 
-def run_spark(spark: Any, edges: dict[tuple[str, str], int], root: str, max_hops: int,
-              repeat: int, where: str) -> dict[str, Any]:
-    frame, load = timed(lambda: edges_frame(spark, edges).cache())
-    _, count = timed(frame.count)
-    packed, pack_s = timed(lambda: pack_graph(frame, local_limit=len(edges) if where == "driver" else 0))
-    found, hops_s = timed(lambda: hops(packed, root, max_hops), repeat)
-    ranks, pr_s = timed(lambda: packed_pagerank(packed, 10), repeat)
-    follows = frame.where("weight = 1").select("src", "dst").cache()
-    vertices = frame.selectExpr("src AS id").union(frame.selectExpr("dst AS id")).distinct().cache()
-    components, cc_s = timed(lambda: connected_components(graphframe(vertices, follows)).toPandas())
-    seconds = {"load": load + count, "pack": pack_s, "hops": hops_s, "pagerank": pr_s, "components": cc_s}
-    counts = {components["component"].nunique()}
-    if packed.local is not None:
-        labels, seconds["components_packed"] = timed(lambda: packed_components(packed), repeat)
-        counts.add(len(set(labels.tolist())))
-    return {"hops": found, "pagerank": dict(zip(packed.ids, ranks.tolist(), strict=True)), "components": counts,
-            "seconds": seconds}
+def run_local(edges: dict[tuple[str, str], int], root: str, max_hops: int, repeat: int) -> dict[str, Any]:
+    warm_local_engine()
+
+    net, made_s = timed(lambda: FollowNetwork.from_edges(edges, engine="local"))
+    packed, pack_s = timed(lambda: net.packed)
+    assert packed.edges == len(edges)
+    found, hops_s = timed(lambda: net.hops(root, max_hops), repeat)
+    ranks, pr_s = timed(lambda: net.pagerank(10), repeat)
+    components, cc_s = timed(net.components, repeat)
+    return {"hops": found, "pagerank": dict(zip(ranks["id"].to_pylist(), ranks["pagerank"].to_pylist(), strict=True)),
+            "components": components, "load_parts": {"from_edges": made_s, "pack": pack_s},
+            "seconds": {"load": made_s + pack_s, "hops": hops_s, "pagerank": pr_s, "components": cc_s}}
 
 
 def nx_pagerank_10(graph: nx.DiGraph) -> dict[str, float]:
@@ -117,9 +80,9 @@ def run_networkx(edges: dict[tuple[str, str], int], root: str, max_hops: int, re
     graph, build_s = timed(build)
     reached, bfs_s = timed(lambda: nx.single_source_shortest_path_length(graph, root, cutoff=max_hops), repeat)
     _, pr_s = timed(lambda: nx_pagerank_10(graph), repeat)
-    components, cc_s = timed(lambda: sum(1 for _ in nx.weakly_connected_components(graph)))
+    components, cc_s = timed(lambda: list(nx.weakly_connected_components(graph)), repeat)
     return {"graph": graph, "reached": len(reached), "components": components,
-            "seconds": {"build": build_s, "hops_bfs": bfs_s, "pagerank": pr_s, "components": cc_s}}
+            "seconds": {"load": build_s, "hops": bfs_s, "pagerank": pr_s, "components": cc_s}}
 
 
 def reference_pagerank(graph: nx.DiGraph, iterations: int = 10) -> dict[str, float]:
@@ -135,54 +98,66 @@ def reference_pagerank(graph: nx.DiGraph, iterations: int = 10) -> dict[str, flo
     return dict(zip(order, x.tolist(), strict=True))
 
 
+def same_partition(components: Any, theirs: list[set[str]]) -> bool:
+    """Whether ssblab's ``id, component`` table groups the feeds as NetworkX's components do."""
+    groups: dict[int, set[str]] = {}
+    for feed, label in zip(components["id"].to_pylist(), components["component"].to_pylist(), strict=True):
+        groups.setdefault(label, set()).add(feed)
+    return sorted(map(sorted, groups.values())) == sorted(map(sorted, theirs))
+
+
+def checks_of(mine: dict[str, Any], theirs: dict[str, Any], ported: dict[str, int]) -> dict[str, Any]:
+    reference = reference_pagerank(theirs["graph"])
+    return {"hops_equal_python_port": mine["hops"] == ported,
+            "components_agree": same_partition(mine["components"], theirs["components"]),
+            "pagerank_max_difference": max(abs(mine["pagerank"][feed] - value) for feed, value in reference.items())}
+
+
+def report(mine: dict[str, Any], theirs: dict[str, Any], port_s: float,
+           reached: int) -> dict[str, Any]:
+    ours, nx_s = mine["seconds"], theirs["seconds"]
+    ratios = {name: nx_s[name] / ours[name] for name in ours} | {"hops_vs_python_port": port_s / ours["hops"]}
+    print(f"{'':>18}{'ssblab local':>14}{'NetworkX':>12}{'NetworkX / ssblab':>20}")
+    for name in ours:
+        print(f"{name:>18}{seconds(ours[name]):>14}{seconds(nx_s[name]):>12}{ratios[name]:>20.2f}")
+    parts = mine["load_parts"]
+    print(f"{'':>18}ssblab's load: from_edges {seconds(parts['from_edges'])} (Arrow tables from the Python dict), "
+          f"packing {seconds(parts['pack'])}")
+    print(f"{'ssb-friends port':>18}: hops {seconds(port_s)} ({reached:,} feeds reached; NetworkX's BFS reached "
+          f"{theirs['reached']:,}); port / ssblab {ratios['hops_vs_python_port']:.2f}")
+    goal = {name: ratios[name] > 1 for name in ("hops", "pagerank", "components")}
+    print("goal, faster than NetworkX: "
+          + ", ".join(f"{name} {'met' if met else 'MISSED'}" for name, met in goal.items()))
+    return {"ssblab_local": ours, "ssblab_load_parts": parts, "networkx": nx_s, "python_port_hops": port_s,
+            "ratios": ratios, "goal_faster_than_networkx": goal}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--feeds", type=int, default=10_000)
     parser.add_argument("--edges", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-hops", type=int, default=3)
-    parser.add_argument("--cores", type=int, default=None)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of hops and PageRank (medians are shown)")
-    parser.add_argument("--where", choices=["driver", "blocks"], default="driver",
-                        help="pack the graph on the driver (the default up to 5M edges) or in Spark blocks")
-    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each question (medians are shown)")
+    parser.add_argument("--json", metavar="OUT", help="also write the figures to this file")
     args = parser.parse_args()
 
-    edges, gen_s = timed(lambda: generate_edges(args.feeds, args.edges, args.seed))
+    edges, gen_s = timed(lambda: edge_map(args.feeds, args.edges, args.seed))
     root = feed_ids(args.feeds)[args.feeds // 2]  # an ordinary feed, not one of the most followed
-    print(f"{args.feeds:,} feeds, {len(edges):,} contact edges (generated in {gen_s:.1f} s), root {root[:12]}…")
-    spark = spark_session(app_name="bench-graph", cores=args.cores,
-                          extra_conf={"spark.driver.memory": "6g", "spark.ui.enabled": "false",
-                                      "spark.ui.showConsoleProgress": "false"})
-    mine = run_spark(spark, edges, root, args.max_hops, args.repeat, args.where)
+    print(f"{args.feeds:,} feeds, {len(edges):,} contact edges (generated in {gen_s:.1f} s), root {root[:12]}…; "
+          f"medians of {args.repeat}")
+    mine = run_local(edges, root, args.max_hops, args.repeat)
     theirs = run_networkx(edges, root, args.max_hops, args.repeat)
     ported, port_s = timed(lambda: python_hops(edges, root, args.max_hops))
-    reference = reference_pagerank(theirs["graph"])
-    ranks = mine["pagerank"]
-    checks = {
-        "hops_equal_python_port": mine["hops"] == ported,
-        "components_agree": mine["components"] == {theirs["components"]},
-        "pagerank_max_difference": max(abs(ranks[feed] - value) for feed, value in reference.items()),
-    }
-    ours, nx_s = mine["seconds"], theirs["seconds"]
-    ratios = {"hops_vs_networkx_bfs": nx_s["hops_bfs"] / ours["hops"], "hops_vs_python_port": port_s / ours["hops"],
-              "pagerank": nx_s["pagerank"] / ours["pagerank"], "components": nx_s["components"] / ours["components"]}
-    if "components_packed" in ours:
-        ratios["components_packed"] = nx_s["components"] / ours["components_packed"]
     figures = {"feeds": args.feeds, "edges": len(edges), "max_hops": args.max_hops, "repeat": args.repeat,
-               "packed_on": args.where,
-               "hops_reached": len(ported), "ssblab_spark": ours, "networkx": nx_s,
-               "python_port_hops": port_s, "ratios": ratios, "checks": checks}
-    for name, fig in ((f"ssblab ({args.where})", mine["seconds"]), ("NetworkX", theirs["seconds"])):
-        print(f"{name:>16}: " + ", ".join(f"{key} {seconds(value)}" for key, value in fig.items()))
-    print(f"{'ssb-friends port':>16}: hops {seconds(port_s)} ({len(ported):,} feeds reached)")
-    print("ratios (NetworkX or port seconds / ssblab seconds; > 1: ssblab faster): "
-          + ", ".join(f"{key} {value:.2f}" for key, value in ratios.items()))
-    print(f"checks: {checks}")
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump(figures, out, indent=2)
-    spark.stop()
+               "hops_reached": len(ported), **report(mine, theirs, port_s, len(ported)),
+               "checks": checks_of(mine, theirs, ported)}
+    print(f"checks: {figures['checks']}")
+    write_figures(args.json, figures)
+    checks = figures["checks"]
+    if not (checks["hops_equal_python_port"] and checks["components_agree"]
+            and checks["pagerank_max_difference"] <= 1e-9):
+        sys.exit("the answers differ: see the checks above")
 
 
 if __name__ == "__main__":

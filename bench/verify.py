@@ -29,9 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import nacl.signing
+from benchkit import node_validate
 
 from ssblab.core.compiled import PURE_PYTHON
 from ssblab.core.encoding import encode_compact
@@ -40,7 +40,6 @@ from ssblab.core.refs import parse_feed_id
 from ssblab.core.validate import FeedValidator
 from ssblab.generate import generate_network
 
-ROOT = Path(__file__).resolve().parents[1]
 JS = "JS ssb-validate (parsed values)"
 JS_PARSE = "JS ssb-validate (JSON.parse + validate)"
 
@@ -87,8 +86,8 @@ def paired_pass(lines: list[bytes], items: list[Item], chunk: int) -> list[tuple
 
 def js_rates(lines: list[bytes]) -> tuple[float, float] | None:
     """(messages/s from parsed values, messages/s from the JSON lines), or None without node."""
-    script = ROOT / "interop" / "js" / "validate.js"
-    if not shutil.which("node") or not (ROOT / "interop" / "node_modules").exists():
+    node = node_validate()
+    if node is None:
         return None
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as tmp:
         tmp.write(b"\n".join(lines) + b"\n")
@@ -96,7 +95,7 @@ def js_rates(lines: list[bytes]) -> tuple[float, float] | None:
         cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
         taskset = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
         with open(tmp.name, "rb") as stdin:
-            out = subprocess.run([*taskset, "node", str(script), "--bench"], stdin=stdin,
+            out = subprocess.run([*taskset, *node, "--bench"], stdin=stdin,
                                  capture_output=True, check=True).stdout
     result = json.loads(out)
     return result["messages"] / result["seconds"], result["messages"] / result["seconds_with_parse"]
