@@ -163,7 +163,7 @@ class Dataset:
             raise DatasetError("Dataset.frame: this dataset is on the local engine; open it with engine='spark'")
         if self._built is not None:
             return self._built[name]
-        from ssblab.core.schema import spark_schema
+        from ssblab.pipeline.spark import spark_schema
 
         return self.engine.spark.read.schema(spark_schema(name)).parquet(str(self._folder(name)))
 

@@ -30,7 +30,8 @@ def blake3(data: bytes) -> bytes:
         from blake3 import blake3 as hasher
     except ImportError:
         raise InvalidMessage(Rule.FORMAT, "buttwoo needs blake3: pip install 'ssblab[formats]'") from None
-    return hasher(data).digest()  # type: ignore[no-any-return]
+    digest: bytes = hasher(data).digest()
+    return digest
 
 
 def verify(native: bytes, hmac_key: bytes | None = None) -> NativeMessage:

@@ -1,8 +1,9 @@
 """The tabular view of messages: the columns of ssblab's Parquet datasets, declared once, importing nothing heavy.
 
-Every table is a list of `Column`s whose ``type`` is a Spark SQL type string; `spark_schema` and `arrow_schema`
-turn a table into the engine's own schema when it is needed, through one type table (`ARROW_TYPES`), which also
-maps the pipeline's own DDL strings (`ssblab.pipeline.splits.arrow_schema`). Readers in other engines (pandas,
+Every table is a list of `Column`s whose ``type`` is a Spark SQL type string; `arrow_schema` turns a table into a
+``pyarrow.Schema`` through one type table (`ARROW_TYPES`), which also maps the pipeline's own DDL strings
+(`ssblab.pipeline.splits.arrow_schema`); Spark's own schema is `ssblab.pipeline.spark.spark_schema` (the core
+never imports Spark). Readers in other engines (pandas,
 DuckDB, Polars) see the same columns because the Parquet files carry them. docs/datasets.md documents the meaning
 of each column; a test checks that page against these declarations.
 
@@ -30,7 +31,6 @@ __all__ = [
     "arrow_timestamps",
     "arrow_type",
     "ddl",
-    "spark_schema",
 ]
 
 DATASET_VERSION = 2  # 2: *_at timestamp columns, messages.format, abouts.sequence, the follows and names tables
@@ -162,21 +162,6 @@ ARROW_TYPES = {"string": "string", "bigint": "int64", "long": "int64", "int": "i
 def ddl(table: str) -> str:
     """The table as a Spark DDL string (``id string NOT NULL, …``)."""
     return ", ".join(f"`{c.name}` {c.type}{'' if c.nullable else ' NOT NULL'}" for c in TABLES[table])
-
-
-def spark_schema(table: str) -> Any:
-    """The table as a pyspark ``StructType`` (built here: PySpark 3.5 parses DDL only with a running JVM)."""
-    from pyspark.sql import types as T
-
-    scalars = {"string": T.StringType(), "bigint": T.LongType(), "double": T.DoubleType(),
-               "boolean": T.BooleanType(), "timestamp": T.TimestampType()}
-
-    def spark_type(name: str) -> Any:
-        if name.startswith("array<"):
-            return T.ArrayType(spark_type(name[len("array<") : -1]))
-        return scalars[name]
-
-    return T.StructType([T.StructField(c.name, spark_type(c.type), c.nullable) for c in TABLES[table]])
 
 
 def arrow_type(spark_type: str) -> Any:

@@ -38,12 +38,28 @@ __all__ = [
     "messages_table",
     "names",
     "raw_messages",
+    "spark_schema",
     "splits_frame",
     "verdicts",
     "verdicts_of",
     "with_timestamps",
     "write_table",
 ]
+
+
+def spark_schema(table: str) -> Any:
+    """The table as a pyspark ``StructType`` (built here: PySpark 3.5 parses DDL only with a running JVM)."""
+    from pyspark.sql import types as T
+
+    scalars = {"string": T.StringType(), "bigint": T.LongType(), "double": T.DoubleType(),
+               "boolean": T.BooleanType(), "timestamp": T.TimestampType()}
+
+    def spark_type(name: str) -> Any:
+        if name.startswith("array<"):
+            return T.ArrayType(spark_type(name[len("array<") : -1]))
+        return scalars[name]
+
+    return T.StructType([T.StructField(c.name, spark_type(c.type), c.nullable) for c in TABLES[table]])
 
 
 def splits_frame(spark: SparkSession, splits: list[Split]) -> DataFrame:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ssblab.core.schema import TABLES, arrow_schema, ddl, spark_schema
+from ssblab.core.schema import TABLES, arrow_schema, ddl
+from ssblab.pipeline.spark import spark_schema
 
 
 @pytest.mark.parametrize("table", sorted(TABLES))
