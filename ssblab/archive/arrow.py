@@ -31,7 +31,16 @@ from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.archive.errors import MalformedArchive
 from ssblab.core.schema import arrow_schema, arrow_timestamps
 
-__all__ = ["MESSAGES_SCHEMA", "UNVERIFIED", "block_table", "block_tables", "id_texts", "iter_batches", "to_arrow"]
+__all__ = [
+    "CLASSIC",
+    "MESSAGES_SCHEMA",
+    "UNVERIFIED",
+    "block_table",
+    "block_tables",
+    "id_texts",
+    "iter_batches",
+    "to_arrow",
+]
 
 MESSAGES_SCHEMA = arrow_schema("messages")
 UNVERIFIED = "unverified"

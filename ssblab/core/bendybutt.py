@@ -20,6 +20,8 @@ from ssblab.core import bfe, ed25519
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.native import NativeMessage
 
+__all__ = ["FORMAT", "SIZE_LIMIT", "bdecode", "bencode", "message_id", "to_native", "verify"]
+
 FORMAT = "bendybutt-v1"
 SIZE_LIMIT = 8192  # bytes of the native message
 _SIGNATURE = b"\x04\x00"

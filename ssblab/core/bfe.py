@@ -17,6 +17,8 @@ from typing import Any
 
 from ssblab.core.errors import SsbError
 
+__all__ = ["BOOL", "BYTES", "NIL", "STRING", "TYPES", "BfeError", "decode", "encode", "type_format"]
+
 # type code -> (type name, {format code: (format name, sigil, suffix, data length or 0)})
 TYPES: dict[int, tuple[str, dict[int, tuple[str, str, str, int]]]] = {
     0: ("feed", {0: ("classic", "@", ".ed25519", 32), 1: ("gabbygrove-v1", "", "", 32), 2: ("bamboo", "", "", 32),

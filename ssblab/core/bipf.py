@@ -21,6 +21,21 @@ from typing import Any
 from ssblab.core.errors import SsbError
 from ssblab.core.v8_json import v8_key_order
 
+__all__ = [
+    "ARRAY",
+    "BOOLNULL",
+    "BUFFER",
+    "DOUBLE",
+    "INT",
+    "OBJECT",
+    "RESERVED",
+    "STRING",
+    "BipfError",
+    "decode",
+    "encode",
+    "read_tag",
+]
+
 STRING, BUFFER, INT, DOUBLE, ARRAY, OBJECT, BOOLNULL, RESERVED = range(8)
 _INT32 = struct.Struct("<i")
 _DOUBLE = struct.Struct("<d")

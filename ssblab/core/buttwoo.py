@@ -19,6 +19,8 @@ from ssblab.core import bfe, bipf, ed25519
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.native import NativeMessage
 
+__all__ = ["FORMAT", "SIZE_LIMIT", "blake3", "to_native", "verify"]
+
 FORMAT = "buttwoo-v1"
 SIZE_LIMIT = 16384  # bytes of the native message (ssb-buttwoo _validateSize)
 _AUTHOR = b"\x00\x04"

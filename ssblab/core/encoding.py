@@ -41,8 +41,16 @@ from ssblab.core.errors import InvalidJson
 from ssblab.core.strict_json import parse_json_js
 
 __all__ = [
-    "decode", "decode_encoded", "encode", "encode_compact", "is_plain", "latin1_hash", "message_id_of",
-    "strip_signature", "utf16_length",
+    "decode",
+    "decode_encoded",
+    "encode",
+    "encode_compact",
+    "has_lone_surrogate",
+    "is_plain",
+    "latin1_hash",
+    "message_id_of",
+    "strip_signature",
+    "utf16_length",
 ]
 
 _MAX_SAFE_INTEGER = 2**53

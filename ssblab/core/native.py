@@ -14,6 +14,8 @@ from ssblab.core.errors import InvalidMessage, Rule
 if TYPE_CHECKING:
     from ssblab.core.validate import FeedState
 
+__all__ = ["NativeMessage", "check_chain"]
+
 
 class NativeMessage(NamedTuple):
     """One verified message of a non-classic format: what the chain needs, and its native bytes."""

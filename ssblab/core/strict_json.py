@@ -20,7 +20,7 @@ from typing import Any
 
 from ssblab.core.errors import InvalidJson
 
-__all__ = ["MAX_SAFE_INTEGER", "parse_json"]
+__all__ = ["JS_ACCEPTS", "MAX_SAFE_INTEGER", "parse_json", "parse_json_js"]
 
 MAX_SAFE_INTEGER = 2**53
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

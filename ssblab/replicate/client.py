@@ -28,6 +28,20 @@ from ssblab.replicate.errors import ReplicationError
 from ssblab.replicate.hub import LiveStore
 from ssblab.replicate.limits import Budget, Limits, Stopped
 
+__all__ = [
+    "BATCH",
+    "CONCURRENCY",
+    "FLUSH_AT",
+    "GROUP_COMMIT",
+    "HAS_CHUNK",
+    "STALL_TIMEOUT",
+    "GroupWriter",
+    "fetch_blobs",
+    "parse_item",
+    "pull_feed",
+    "pull_feeds",
+]
+
 STALL_TIMEOUT = 30.0
 BATCH = 500
 HAS_CHUNK = 100

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+__all__ = ["FILE", "ClockStore"]
+
 FILE = "replication.sqlite3"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS clocks (

@@ -51,6 +51,8 @@ from ssblab.replicate.errors import ReplicationError
 from ssblab.replicate.hub import LiveStore, load_value
 from ssblab.replicate.limits import Budget
 
+__all__ = ["EBT_ARGS", "GROUP_COMMIT", "IDLE_POLL", "TICK", "EbtClient", "EbtShell"]
+
 TICK = 1.0
 IDLE_POLL = 0.01  # seconds between checks whether a client session has caught up
 GROUP_COMMIT = 0.05  # seconds

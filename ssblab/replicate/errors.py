@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ssblab.core.errors import SsbError
 
+__all__ = ["PermissionDenied", "ReplicationError"]
+
 
 class ReplicationError(SsbError):
     """Replicating one feed (or one blob) from one peer failed; ``feed`` names it, the message says why.

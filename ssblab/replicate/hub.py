@@ -24,6 +24,8 @@ from ssblab.core.validate import ValidationReport
 from ssblab.friends import contact_edges
 from ssblab.store import Store
 
+__all__ = ["BLOB_REF", "PAGE", "LiveStore", "load_value", "wire_record"]
+
 PAGE = 500
 BLOB_REF = re.compile(rb"&[A-Za-z0-9+/]{43}=\.sha256")
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from ssblab.replicate.errors import ReplicationError
 
+__all__ = ["GRACE", "Budget", "Limits", "Stopped"]
+
 GRACE = 1.0  # seconds the routes get to wind down (commit their last batch) once the run stops
 
 

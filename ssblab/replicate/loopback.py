@@ -20,6 +20,8 @@ from ssblab.replicate.runner import ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want
 from ssblab.store import Store
 
+__all__ = ["replicate_locally", "replicate_stores"]
+
 
 async def replicate_locally(origin: Store, replica: Store, feeds: Iterable[str], *, mode: str = "ebt",
                             on_stored: Callable[[int], None] | None = None) -> ReplicationResult:

@@ -32,6 +32,8 @@ from ssblab.replicate.errors import PermissionDenied, ReplicationError
 from ssblab.replicate.hub import LiveStore, wire_record
 from ssblab.replicate.policy import Bucket, Permission, Policy, is_allowed, may_read_feed, role_of, take
 
+__all__ = ["ANNOUNCE_DELAY", "BLOB_CHUNK", "BLOB_MAX", "HistoryQuery", "ReplicaServer", "Session"]
+
 BLOB_CHUNK = 65536
 BLOB_MAX = 5 * 1024 * 1024  # ssb-blobs' default max
 ANNOUNCE_DELAY = 2.0

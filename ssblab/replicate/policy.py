@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
+__all__ = ["ANONYMOUS_METHODS", "Bucket", "Permission", "Policy", "is_allowed", "may_read_feed", "role_of", "take"]
+
 ANONYMOUS_METHODS = frozenset({
     "whoami",
     "createHistoryStream",

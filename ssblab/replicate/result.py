@@ -14,6 +14,8 @@ from typing import Any
 
 from ssblab.replicate.errors import ReplicationError
 
+__all__ = ["ROUTES", "ReplicationResult", "RouteCount"]
+
 ROUTES = ("ebt", "history")
 
 

@@ -35,6 +35,8 @@ from ssblab.replicate.limits import GRACE, Budget, Limits
 from ssblab.replicate.result import ReplicationResult
 from ssblab.replicate.scheduler import Want, wanted_by_hops
 
+__all__ = ["MODES", "ReplicateOptions", "replicate"]
+
 MODES = ("auto", "ebt", "history")
 
 

@@ -20,6 +20,8 @@ from ssblab.friends import explain as friends_explain
 from ssblab.replicate.errors import ReplicationError
 from ssblab.replicate.hub import LiveStore, load_value
 
+__all__ = ["Want", "contact_messages", "feeds_from_file", "wanted_by_hops"]
+
 
 @dataclass(frozen=True, order=True)
 class Want:

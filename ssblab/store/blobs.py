@@ -14,6 +14,8 @@ from pathlib import Path
 from ssblab.core.errors import InvalidRef, SsbError
 from ssblab.core.refs import b64, blob_id, parse_blob_id
 
+__all__ = ["BlobStore"]
+
 
 class BlobStore:
     def __init__(self, root: str | Path) -> None:

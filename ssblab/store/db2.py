@@ -28,6 +28,8 @@ from ssblab.core.message import Message
 from ssblab.core.native import NativeMessage
 from ssblab.store.received import Received
 
+__all__ = ["BLOCK_SIZE", "FORMATS", "Db2Record", "is_db2", "locate", "plan", "read_db2", "received_of", "records"]
+
 BLOCK_SIZE = 65536
 _LENGTH = struct.Struct("<H")
 FORMATS = {"ssb:feed/bendybutt-v1/": bendybutt, "ssb:feed/buttwoo-v1/": buttwoo}

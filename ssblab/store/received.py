@@ -8,6 +8,8 @@ from ssblab.core.errors import InvalidMessage
 from ssblab.core.message import Message
 from ssblab.core.native import NativeMessage
 
+__all__ = ["Received"]
+
 
 @dataclass(frozen=True, slots=True)
 class Received:

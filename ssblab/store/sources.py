@@ -20,6 +20,8 @@ from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, decode_message_json
 from ssblab.store.received import Received
 
+__all__ = ["parse_record", "write_log_offset"]
+
 _FRAME = struct.Struct(">I")
 
 

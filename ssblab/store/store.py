@@ -27,6 +27,8 @@ from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationRepor
 from ssblab.store.blobs import BlobStore
 from ssblab.store.received import Received
 
+__all__ = ["BATCH", "SCHEMA_VERSION", "Store", "StoreStats", "export_jsonl"]
+
 SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

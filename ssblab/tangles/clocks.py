@@ -25,6 +25,22 @@ import numpy as np
 
 from ssblab.core.errors import SsbError
 
+__all__ = [
+    "FEED_BITS",
+    "MAX_FEEDS",
+    "MAX_SEQUENCE",
+    "SEQ_BITS",
+    "CausalError",
+    "CausalMessage",
+    "ClockBuilder",
+    "Log",
+    "Row",
+    "Rows",
+    "StoredCheckpoint",
+    "causal_order",
+    "checkpoint_at",
+]
+
 # Bit layout of the sorted search key: feed (21 bits) | other feed (21 bits) | sequence (21 bits).
 FEED_BITS = 21
 SEQ_BITS = 21
