@@ -61,10 +61,13 @@ class EdgeKind:
         import numpy as np
 
         rows = np.flatnonzero(marked)
-        starts = self.by_source.indptr
-        if 8 * int((starts[rows + 1] - starts[rows]).sum()) < self.by_source.nnz:  # few edges: read them
+        starts = self.by_source.indptr[rows]
+        lengths = self.by_source.indptr[rows + 1] - starts
+        total = int(lengths.sum())
+        if 8 * total < self.by_source.nnz:  # few edges: read them, straight from the CSR arrays
             hit = np.zeros(len(marked), dtype=bool)
-            hit[self.by_source[rows].indices] = True
+            offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+            hit[self.by_source.indices[offsets]] = True
             return hit
         return self.by_target @ marked.astype(np.float64) > 0  # type: ignore[no-any-return]
 
