@@ -91,7 +91,7 @@ def _publish(store: Store, args: argparse.Namespace, contents: list[dict[str, An
 
 
 def _load(args: argparse.Namespace) -> tuple[Bundle, Fetch, Store | None]:
-    store = Store(args.store) if args.store else None
+    store = Store(args.store, read_only=True) if args.store else None
     if Path(args.archive).is_file():
         content: Any = json.loads(Path(args.archive).read_text())
         folder = args.blobs or Path(args.archive).parent / "blobs"

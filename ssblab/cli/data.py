@@ -10,7 +10,7 @@ from typing import Any
 
 from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
-from ssblab.store import Store, export_jsonl, read_source
+from ssblab.store import Store, check_output, export_jsonl, read_source
 from ssblab.store.verify import verify_path
 
 
@@ -59,10 +59,10 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from ssblab.datasets import network_spec
+    from ssblab.datasets import network_spec, read_spec
     from ssblab.generate import GeneratedNetwork, write_jsonl
 
-    parameters = json.loads(args.spec.read_text()) if args.spec else {}
+    parameters = read_spec(args.spec) if args.spec else {}
     parameters = {"authors": 40, "messages": 3000, "seed": 1, **parameters}
     parameters.update({k: v for k in ("authors", "messages", "seed") if (v := getattr(args, k)) is not None})
     options = parameters.setdefault("options", {})
@@ -101,11 +101,12 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "parquet":
         from ssblab.pipeline.export import export_parquet
 
+        check_output(args.out, args.store)
         summary = export_parquet(_spark(args.master), args.store, args.out, hmac_key=args.hmac_key)
         rows = ", ".join(f"{name} {count}" for name, count in summary.rows.items())
         print(f"wrote a Parquet dataset ({summary.bytes:,} bytes) to {summary.path}: {rows}")
         return 0
-    with Store(args.store) as store:
+    with Store(args.store, read_only=True) as store:
         count = export_jsonl(store, args.out, records=args.records)
     print(f"wrote {count} messages to {args.out}")
     return 0

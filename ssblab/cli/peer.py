@@ -64,7 +64,8 @@ def _network_key(text: str) -> bytes:
     except binascii.Error:
         key = b""
     if len(key) != 32:
-        raise argparse.ArgumentTypeError(f"a network key is 32 bytes of base64, got {text!r}")
+        raise argparse.ArgumentTypeError(f"a network key is 32 bytes of base64 (got {len(text)} characters; "
+                                         "the key is not shown)")
     return key
 
 

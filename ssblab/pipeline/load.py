@@ -19,15 +19,16 @@ Invariants:
 from __future__ import annotations
 
 import mmap
-import sqlite3
 import struct
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ssblab.store.db import open_database
 from ssblab.store.sources import is_log_offset
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def _frame_splits(path: Path, split_bytes: int) -> list[Split]:
 
 
 def _store_splits(path: Path, split_rows: int) -> list[Split]:
-    with sqlite3.connect(f"{(path / 'ssblab.sqlite3').as_uri()}?mode=ro", uri=True) as db:
+    with closing(open_database(path, read_only=True)) as db:
         low, high = db.execute("SELECT min(seq), max(seq) FROM messages").fetchone()
     if low is None:
         return []
@@ -210,8 +211,7 @@ def _torn(offset: int, where: str, what: str) -> RawRecord:
 
 
 def _store_records(split: Split) -> Iterator[RawRecord]:
-    uri = f"{(Path(split.path) / 'ssblab.sqlite3').as_uri()}?mode=ro"
-    with sqlite3.connect(uri, uri=True) as db:
+    with closing(open_database(Path(split.path), read_only=True)) as db:
         rows = db.execute("SELECT seq, value, received FROM messages WHERE seq >= ? AND seq < ? ORDER BY seq",
                           (split.start, split.end)).fetchall()
     for seq, value, received in rows:

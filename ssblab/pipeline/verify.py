@@ -157,7 +157,7 @@ def verify_spark(spark: SparkSession, path: str | Path, *, hmac_key: Any = None,
     report.forks.extend(fork_evidence(path, forks))
     kind, where = resolve_source(path)
     if kind == "store":
-        with Store(where, hmac_key=hmac_key) as store:
+        with Store(where, hmac_key=hmac_key, read_only=True) as store:
             report.forks.extend(store.forks())
     return report
 
