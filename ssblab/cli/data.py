@@ -98,10 +98,10 @@ def _spark(master: str | None) -> Any:
 
 
 def _export(args: argparse.Namespace) -> int:
+    check_output(args.out, args.store)
     if args.format == "parquet":
         from ssblab.pipeline.export import export_parquet
 
-        check_output(args.out, args.store)
         summary = export_parquet(_spark(args.master), args.store, args.out, hmac_key=args.hmac_key)
         rows = ", ".join(f"{name} {count}" for name, count in summary.rows.items())
         print(f"wrote a Parquet dataset ({summary.bytes:,} bytes) to {summary.path}: {rows}")

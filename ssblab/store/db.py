@@ -81,13 +81,14 @@ def open_database(folder: Path, *, read_only: bool = False, create: bool = True)
         folder.mkdir(parents=True, exist_ok=True)
     db = _connect(file, read_only)
     try:
+        if not fresh:
+            check_schema(db, file)  # before any pragma: another program's database stays as it was
         if not read_only:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")  # a committed batch survives power loss, not only a crash
         if fresh:
             db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}'); "
                              "COMMIT;")
-        check_schema(db, file)
     except sqlite3.DatabaseError as exc:
         db.close()
         raise _store_error(file, exc) from None

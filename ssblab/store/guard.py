@@ -2,7 +2,8 @@
 
 Why: ``ssblab export --store S --out S/ssblab.sqlite3`` used to truncate the store it was reading (and an output
 on ``ssblab.sqlite3-wal`` overwrote its write-ahead log). Paths are compared after resolving symbolic links, and an
-existing output is also compared by inode, so a hard link or a second spelling of the same file is caught too.
+existing output is also compared by inode, so a hard link (to the source, or to a file in a source folder) is caught
+too.
 """
 
 from __future__ import annotations
@@ -41,10 +42,21 @@ def check_output(out: str | Path, *sources: str | Path) -> None:
         origin = source.resolve()
         if target == origin or _same_file(target, origin):
             raise OutputError(f"--out {out} is the source {source} itself: refusing to overwrite it")
-        if origin in target.parents:
+        if origin in target.parents or _linked_inside(target, origin):
             raise OutputError(f"--out {out} is inside the source {source}: refusing to overwrite it")
         if target in origin.parents:
             raise OutputError(f"--out {out} holds the source {source}: replacing it would delete the source")
+
+
+def _linked_inside(target: Path, folder: Path) -> bool:
+    """A hard link to a file of ``folder`` (looked for only when ``target`` has several links)."""
+    try:
+        found = target.stat()
+    except OSError:
+        return False
+    if found.st_nlink < 2 or not folder.is_dir():
+        return False
+    return any(_same_file(target, path) for path in folder.rglob("*") if path.is_file())
 
 
 def _same_file(a: Path, b: Path) -> bool:
