@@ -31,8 +31,8 @@ from ssblab.archive.errors import (
     MissingDictionary,
     NotArchivable,
 )
-from ssblab.archive.folder import ArchiveFolder, open_archive, write_archives
-from ssblab.archive.verify import Verified, verify_by_rebuild, verify_fetched
+from ssblab.archive.folder import ArchiveFolder, open_archive, read_content, write_archives
+from ssblab.archive.verify import Verified, check_stored, verify_by_rebuild, verify_fetched
 
 __all__ = [
     "ARCHIVE_TYPE",
@@ -51,7 +51,9 @@ __all__ = [
     "archive_content",
     "build_archives",
     "bundle_of",
+    "check_stored",
     "open_archive",
+    "read_content",
     "select_blocks",
     "verify_by_rebuild",
     "verify_fetched",

@@ -34,6 +34,7 @@ from ssblab.archive.dictionaries import Dictionaries
 from ssblab.archive.errors import ArchiveMismatch, MissingBlob
 from ssblab.archive.flat import DictSet
 from ssblab.archive.folder import blob_ref, open_archive
+from ssblab.archive.verify import check_stored
 from ssblab.core.errors import SsbError
 from ssblab.core.message import hmac_key_bytes
 from ssblab.pipeline.chain import verdicts
@@ -60,6 +61,8 @@ class Piece:
 def archive_splits(path: str | Path, split_rows: int = SPLIT_ROWS) -> list[Split]:
     """Whole blocks, about ``split_rows`` messages per split, in ``pos`` order (the driver reads Bundles only)."""
     archive = open_archive(path)
+    for bundle in archive.bundles:  # what `ssblab archive verify` requires too; unreadable blocks become records
+        check_stored(bundle, archive.fetch, skip_unavailable=True)
     splits: list[Split] = []
     pieces: list[Piece] = []
     pos = start = 0
