@@ -3,9 +3,10 @@
 ``ssblab verify ARCHIVE.json`` judges the messages (through the pipeline's reader) and ``ssblab archive verify``
 judges the archive; both make `ssblab.archive.verify.check_stored` first, so an archive one rejects the other
 rejects too: missing or damaged blobs of every kind, a Bundle that lies about an intact block, an archive.json
-that is not JSON or not UTF-8. (A Bundle that starts inside a feed is no mutation: ``archive verify`` accepts such
-a partial archive, and ``verify`` reports the feed's missing start, as for any source.) Every case runs in one process over the same folder, restored in between, so a
-dictionary cached by an earlier run cannot hide a damaged one. Neither verb may raise (a traceback on the CLI).
+that is not JSON or not UTF-8. (A Bundle that starts inside a feed is no mutation: ``archive verify`` accepts
+such a partial archive, and ``verify`` reports the feed's missing start, as for any source.) Every case runs in
+one process over the same folder, restored in between, so a dictionary cached by an earlier run cannot hide a
+damaged one. Neither verb may raise (a traceback on the CLI).
 """
 
 from __future__ import annotations
@@ -87,8 +88,8 @@ def _block(i: int, **changes: object) -> Callable[[dict[str, object]], dict[str,
 def _dictionary_head(kind: str, blob_id: bytes) -> Callable[[dict[str, object]], dict[str, object]]:
     def change(fields: dict[str, object]) -> dict[str, object]:
         heads = fields["dictionaries"]
-        ref = getattr(heads, kind)
-        return {**fields, "dictionaries": dataclasses.replace(heads, **{kind: dataclasses.replace(ref, blob_id=blob_id)})}
+        head = dataclasses.replace(getattr(heads, kind), blob_id=blob_id)
+        return {**fields, "dictionaries": dataclasses.replace(heads, **{kind: head})}  # type: ignore[type-var]
     return change
 
 
