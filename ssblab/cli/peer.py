@@ -34,9 +34,21 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     serve.add_argument("--identity", type=Path, required=True, help="the server's secret file (ssb-keys format)")
     serve.add_argument("--network-key", type=_network_key, default=MAIN_NETWORK_KEY, metavar="BASE64")
     serve.add_argument("--private", action="store_true", help="serve a feed only to identities its author follows")
-    serve.add_argument("--max-connections", type=int, default=Policy.max_connections)
+    serve.add_argument("--max-connections", type=int, default=Policy.max_connections,
+                       help=f"peers connected at once (default {Policy.max_connections}); when full, the peer idle "
+                            "the longest gives its seat to a newcomer")
+    serve.add_argument("--reserved", type=int, default=Policy.reserved,
+                       help=f"of those, seats only for our own key and the feeds it follows (default "
+                            f"{Policy.reserved})")
+    serve.add_argument("--idle-timeout", type=float, default=Policy.idle_timeout, metavar="SECONDS",
+                       help=f"close a peer with no call open for this long (default {Policy.idle_timeout:g} s)")
+    serve.add_argument("--memory-budget", type=_mebibytes, default=Policy.max_buffered, metavar="MIB",
+                       help=f"bytes held for all peers at once, partly received packets and unread stream items "
+                            f"(default {Policy.max_buffered // 2**20} MiB); beyond it the peer holding the most "
+                            "is dropped")
     serve.add_argument("--max-streams", type=int, default=Policy.max_streams, help="open streams per peer")
-    serve.add_argument("--rate", type=float, default=Policy.rate, help="calls per second per peer")
+    serve.add_argument("--rate", type=float, default=Policy.rate,
+                       help="calls per second per peer, calls to methods not served included")
     serve.set_defaults(run=_serve)
 
     rep = verbs.add_parser("replicate", help="pull feeds (and blobs) from a remote peer into a store")
@@ -56,6 +68,16 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     rep.add_argument("--timeout", type=float, default=10.0, help="seconds for connect and handshake")
     rep.add_argument("--stall", type=float, default=30.0, help="seconds a stream may stay silent")
     rep.set_defaults(run=_replicate)
+
+
+def _mebibytes(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 2**20:
+        raise argparse.ArgumentTypeError(f"a memory budget is a positive number of MiB, got {text!r:.20}")
+    return int(value * 2**20)
 
 
 def _network_key(text: str) -> bytes:
@@ -78,7 +100,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not host or not port.isdigit():
         raise SsbError(f"--listen wants HOST:PORT, got {args.listen!r}", code="args")
     policy = Policy(max_connections=args.max_connections, max_streams=args.max_streams, rate=args.rate,
-                    burst=max(1, int(args.rate * 4)), private=args.private)
+                    burst=max(1, int(args.rate * 4)), private=args.private, reserved=args.reserved,
+                    idle_timeout=args.idle_timeout, max_buffered=args.memory_budget)
     key = _signing_key(args.identity)
 
     async def main() -> None:

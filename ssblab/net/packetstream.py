@@ -77,6 +77,11 @@ class PacketStreamDecoder:
         self._max_body_length = max_body_length
         self.closed = False
 
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet cut into packets (a partly sent packet): what a shell budgets."""
+        return len(self._buffer)
+
     def receive_data(self, data: bytes) -> None:
         """Buffer bytes; nothing is parsed until :meth:`next_event`."""
         if self.closed and data:
