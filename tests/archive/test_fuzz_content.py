@@ -4,6 +4,7 @@ through `read_content`, `bundle_of` and `open_archive` alike."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import random
 from pathlib import Path
@@ -45,14 +46,10 @@ def _mutated(content: dict[str, object], seed: int) -> bytes:
 
 
 def _judge(path: Path) -> None:
-    try:
+    with contextlib.suppress(ArchiveError):
         bundle_of(read_content(path))
-    except ArchiveError:
-        pass
-    try:
+    with contextlib.suppress(SsbError):  # ArchiveError, or a blob the (empty) folder lacks
         open_archive(path)
-    except SsbError:  # ArchiveError, or a blob the (empty) folder lacks
-        pass
 
 
 @SETTINGS
