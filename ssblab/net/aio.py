@@ -315,6 +315,7 @@ class RpcConnection:
             task.cancel()
         if self._budget is not None:
             self._budget.release(self)
+        self._rpc.discard()
         self._writer.close()
 
 

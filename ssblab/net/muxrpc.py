@@ -282,6 +282,10 @@ class MuxRpcConnection:
         """Received bytes not yet cut into packets (see `PacketStreamDecoder.buffered`)."""
         return self._decoder.buffered
 
+    def discard(self) -> None:
+        """The transport is gone: drop the received bytes not yet cut into packets (`PacketStreamDecoder.discard`)."""
+        self._decoder.discard()
+
     def next_event(self) -> MuxRpcEvent | None:
         """The next event for the application, or None when more bytes are needed."""
         while (packet := self._decoder.next_event()) is not None:
