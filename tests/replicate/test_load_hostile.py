@@ -1,6 +1,6 @@
 """Load: 200 peers, hostile and honest, against one real ``ssblab serve`` process on loopback (issue 19).
 
-120 hostile peers attack for the whole run, each coming back half a second after it is dropped: silent after
+120 hostile peers attack for the whole run, each coming back a second after it is dropped: silent after
 the handshake, half-sent 16 MiB packets, floods of calls to methods the server does not have, live streams they
 never read, out-of-range history requests, garbage in the box stream. 80 honest peers replicate every feed
 meanwhile: 76 in this process (a client refused while every seat is busy retries, as SSB clients reconnect) and 4
@@ -94,7 +94,7 @@ BEHAVIOURS: list[tuple[str, Behaviour]] = [
 
 
 async def attacker(address: MultiserverAddress, name: str, behaviour: Behaviour, outcomes: Counter[str]) -> None:
-    """Attack, and come back half a second after the server drops us, until cancelled."""
+    """Attack, and come back a second after the server drops us, until cancelled."""
     while True:
         try:
             wire = await shake_hands(address)
@@ -107,7 +107,7 @@ async def attacker(address: MultiserverAddress, name: str, behaviour: Behaviour,
                 outcomes[f"{name}: dropped"] += 1
             finally:
                 wire.writer.close()
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(1.0)
 
 
 async def honest(address: MultiserverAddress, folder: Path, wants: tuple[Want, ...]) -> tuple[float, int]:
