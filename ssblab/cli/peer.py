@@ -53,7 +53,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                             "is dropped")
     serve.add_argument("--max-streams", type=int, default=Policy.max_streams, help="open streams per peer")
     serve.add_argument("--rate", type=float, default=Policy.rate,
-                       help="calls per second per peer, calls to methods not served included")
+                       help=f"calls per second per peer (default {Policy.rate:g}, bursts of 4 s worth); calls to "
+                            f"methods not served have bursts of {Policy.rejected_burst}, then the peer is dropped")
     serve.set_defaults(run=_serve)
 
     rep = verbs.add_parser("replicate", help="pull feeds (and blobs) from a remote peer into a store")

@@ -3,11 +3,11 @@
 Strategy: every handler is wrapped once by `ReplicaServer._guard`, which looks up the caller's per-connection
 session (its role, decided right after the handshake; its token bucket; its open calls) and either lets the call
 through or fails it with the JS "not in list of allowed methods" wording. Calls to methods we do not serve take a
-token too (`on_rejected`); a peer that runs out on those is dropped. Blocked peers are closed in ``on_connection``
-before any of their calls is dispatched; when the server is full, the seat of the peer idle the longest goes to
-the newcomer (`policy.seat_for`), and a peer with no call open for ``idle_timeout`` is closed. What all peers make
-the server hold is capped by one `BufferBudget`. A handler's unexpected failure reaches the caller as "internal
-error", never as its own text (which may be SQLite's).
+token from a bucket of their own (`on_rejected`); a peer that runs out on those is dropped. Blocked peers are
+closed in ``on_connection`` before any of their calls is dispatched; when the server is full, the seat of the peer
+idle the longest goes to the newcomer (`policy.seat_for`), and a peer with no call open for ``idle_timeout`` is
+closed. What all peers make the server hold is capped by one `BufferBudget`. A handler's unexpected failure
+reaches the caller as "internal error", never as its own text (which may be SQLite's).
 
 Invariants: a handler never holds a SQLite cursor across an ``await`` (`LiveStore` reads in pages); a live history
 stream follows appends made by any writer of the same `LiveStore`; every call counted in a session is uncounted
@@ -63,6 +63,7 @@ class Session:
     trusted: bool = False
     last_active: float = 0.0
     bucket: Bucket | None = None
+    rejected: Bucket | None = None  # calls to methods we do not serve
     calls: int = 0
     streams: int = 0
     called: asyncio.Event = field(default_factory=asyncio.Event)
@@ -96,7 +97,8 @@ class HistoryQuery:
 
 def _is_count(value: Any, signed: bool = False) -> bool:
     """An integer JS can hold exactly (SQLite's 64-bit integers hold them too)."""
-    return type(value) is int and (-MAX_SAFE_INTEGER if signed else 0) <= value <= MAX_SAFE_INTEGER
+    low = -MAX_SAFE_INTEGER if signed else -1
+    return type(value) is int and low < value < MAX_SAFE_INTEGER
 
 
 class ReplicaServer:
@@ -156,7 +158,7 @@ class ReplicaServer:
     def on_rejected(self, conn: RpcConnection, call: CallRejected) -> None:
         """A call to a method we do not serve (answered already) costs a token; a peer out of tokens is dropped."""
         session = self._session(conn)
-        session.bucket, ok = take(session.bucket, self._clock(), self.policy)
+        session.rejected, ok = take(session.rejected, self._clock(), self.policy, self.policy.rejected_burst)
         if not ok:
             conn.abort(ReplicationError(f"dropped: over the rate limit of {self.policy.rate}/s with calls to "
                                         f"methods not served ({'.'.join(call.name)[:60]})", code="rate-limit"))

@@ -42,8 +42,10 @@ class Role(Enum):
 class Policy:
     """Limits of one server. ``private`` serves a feed only to its author and the identities it follows.
 
-    ``rate`` is calls per second per connection with bursts of ``burst`` (calls to methods we do not serve
-    count too); ``max_streams`` counts the open streams of one connection; ``max_connections`` the peers
+    ``rate`` is calls per second per connection with bursts of ``burst``; calls to methods we do not serve have
+    a bucket of their own, at the same rate with bursts of ``rejected_burst`` (a client probes a few methods; a
+    flood that reconnects must not get thousands of answers each time); ``max_streams`` counts the open streams of
+    one connection; ``max_connections`` the peers
     connected at once (master included), of which ``reserved`` are for trusted peers; ``idle_timeout`` is how
     long a peer may stay with no call open; ``max_buffered`` the bytes held for all peers at once
     (`ssblab.net.budget`).
@@ -55,6 +57,7 @@ class Policy:
     burst: int = 2000
     private: bool = False
     reserved: int = 4
+    rejected_burst: int = 64
     idle_timeout: float = 30.0
     max_buffered: int = DEFAULT_BUDGET
 
@@ -80,11 +83,13 @@ def is_allowed(role: Role, method: str) -> bool:
     return role is Role.ANONYMOUS and method in ANONYMOUS_METHODS
 
 
-def take(bucket: Bucket | None, now: float, policy: Policy) -> tuple[Bucket, bool]:
-    """Spend one token if there is one; the bucket refills at ``policy.rate`` per second up to ``burst``."""
+def take(bucket: Bucket | None, now: float, policy: Policy, burst: int | None = None) -> tuple[Bucket, bool]:
+    """Spend one token if there is one; the bucket refills at ``policy.rate`` per second up to ``burst`` (default
+    ``policy.burst``)."""
+    burst = policy.burst if burst is None else burst
     if bucket is None:
-        bucket = Bucket(float(policy.burst), now)
-    tokens = min(float(policy.burst), bucket.tokens + max(0.0, now - bucket.at) * policy.rate)
+        bucket = Bucket(float(burst), now)
+    tokens = min(float(burst), bucket.tokens + max(0.0, now - bucket.at) * policy.rate)
     if tokens < 1:
         return replace(bucket, tokens=tokens, at=now), False
     return Bucket(tokens - 1, now), True

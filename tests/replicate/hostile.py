@@ -77,8 +77,9 @@ async def silent(wire: Wire) -> str:
     return await wire.until_dropped()
 
 
-def big_packet(size: int = 2**24 - 1, send: float = 0.95) -> Behaviour:
-    """Announce a ``size``-byte packet and send ``send`` of it, then stall: the server must hold the part."""
+def big_packet(size: int = 2**24 - 1, send: float = 0.95, rate: float | None = None) -> Behaviour:
+    """Announce a ``size``-byte packet and send ``send`` of it (at ``rate`` bytes a second, or as fast as the
+    socket takes it), then stall: the server must hold the part."""
     async def behave(wire: Wire) -> str:
         reading = asyncio.ensure_future(wire.until_dropped())
         header = bytes([0b1010]) + size.to_bytes(4, "big") + (1).to_bytes(4, "big", signed=True)
@@ -89,6 +90,8 @@ def big_packet(size: int = 2**24 - 1, send: float = 0.95) -> Behaviour:
             while left > 0 and not reading.done():
                 await wire.send(bytes(min(CHUNK, left)))
                 left -= CHUNK
+                if rate:
+                    await asyncio.sleep(CHUNK / rate)
         except ConnectionError:
             pass
         return await reading

@@ -89,7 +89,7 @@ async def garbage(wire: Wire) -> str:
 
 
 BEHAVIOURS: list[tuple[str, Behaviour]] = [
-    ("silent", silent), ("16 MiB packet", big_packet()), ("unknown-method flood", junk_calls(200_000)),
+    ("silent", silent), ("16 MiB packet", big_packet(rate=2**20)), ("unknown-method flood", junk_calls(200_000)),
     ("never reads", never_reads), ("seq 2**70", bad_requests), ("garbage", garbage)]
 
 
