@@ -21,7 +21,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from nacl.signing import SigningKey
 
@@ -95,7 +95,7 @@ class HistoryQuery:
                    opts.get("keys") is not False)
 
 
-def _is_count(value: Any, signed: bool = False) -> bool:
+def _is_count(value: Any, signed: bool = False) -> TypeGuard[int]:
     """An integer JS can hold exactly (SQLite's 64-bit integers hold them too)."""
     low = -MAX_SAFE_INTEGER if signed else -1
     return type(value) is int and low < value < MAX_SAFE_INTEGER

@@ -147,5 +147,5 @@ def check_schema(db: sqlite3.Connection, file: Path) -> None:
                              code="store-corrupt")
     row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if row is None or row[0] != str(SCHEMA_VERSION):
-        found = "no schema version" if row is None else f"store schema {str(row[0])[:20]!r}"
-        raise StoreError(f"{file} has {found}, this ssblab reads {SCHEMA_VERSION}", code="store-version")
+        version = "no schema version" if row is None else f"store schema {str(row[0])[:20]!r}"
+        raise StoreError(f"{file} has {version}, this ssblab reads {SCHEMA_VERSION}", code="store-version")

@@ -18,6 +18,7 @@ import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,7 @@ def _kind(path: Path) -> str:
     return BLOB_TYPES[blob_type(path.read_bytes(), path.name)]
 
 
-def _on_blobs(kind: str, change: Callable[[Path, list[Path]], None]) -> Mutation:
+def _on_blobs(kind: str, change: Callable[[Path, list[Path]], object]) -> Mutation:
     def mutate(folder: Path) -> None:
         for path in _blobs(folder):
             if _kind(path) == kind:
@@ -56,7 +57,7 @@ def _on_blobs(kind: str, change: Callable[[Path, list[Path]], None]) -> Mutation
     return mutate
 
 
-BLOB_CHANGES: dict[str, Callable[[Path, list[Path]], None]] = {
+BLOB_CHANGES: dict[str, Callable[[Path, list[Path]], object]] = {
     "deleted": lambda path, _: path.unlink(),
     "one bit flipped": lambda path, _: path.write_bytes(bytes([path.read_bytes()[0] ^ 1]) + path.read_bytes()[1:]),
     "truncated": lambda path, _: path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2]),
@@ -65,31 +66,34 @@ BLOB_CHANGES: dict[str, Callable[[Path, list[Path]], None]] = {
 }
 
 
-def _on_bundle(change: Callable[[dict[str, object]], dict[str, object]]) -> Mutation:
+Fields = dict[str, Any]
+
+
+def _on_bundle(change: Callable[[Fields], Fields]) -> Mutation:
     """Rewrite archive.json with a Bundle whose fields ``change`` alters (a Bundle that lies)."""
     def mutate(folder: Path) -> None:
         content = json.loads((folder / "archive.json").read_text())
         bundle = read_bundle(base64.b64decode(content["bundle"]))
         fields = change({"author": bundle.author, "blocks": list(bundle.blocks), "dictionaries": bundle.dictionaries})
-        fields["blocks"] = tuple(fields["blocks"])  # type: ignore[arg-type]
+        fields["blocks"] = tuple(fields["blocks"])
         content["bundle"] = base64.b64encode(build_bundle(dataclasses.replace(bundle, **fields))).decode()
         (folder / "archive.json").write_text(json.dumps(content))
     return mutate
 
 
-def _block(i: int, **changes: object) -> Callable[[dict[str, object]], dict[str, object]]:
-    def change(fields: dict[str, object]) -> dict[str, object]:
-        blocks = list(fields["blocks"])  # type: ignore[call-overload]
+def _block(i: int, **changes: Any) -> Callable[[Fields], Fields]:
+    def change(fields: Fields) -> Fields:
+        blocks = list(fields["blocks"])
         blocks[i] = dataclasses.replace(blocks[i], **changes)
         return {**fields, "blocks": blocks}
     return change
 
 
-def _dictionary_head(kind: str, blob_id: bytes) -> Callable[[dict[str, object]], dict[str, object]]:
-    def change(fields: dict[str, object]) -> dict[str, object]:
+def _dictionary_head(kind: str, blob_id: bytes) -> Callable[[Fields], Fields]:
+    def change(fields: Fields) -> Fields:
         heads = fields["dictionaries"]
         head = dataclasses.replace(getattr(heads, kind), blob_id=blob_id)
-        return {**fields, "dictionaries": dataclasses.replace(heads, **{kind: head})}  # type: ignore[type-var]
+        return {**fields, "dictionaries": dataclasses.replace(heads, **{kind: head})}
     return change
 
 
@@ -107,13 +111,13 @@ def _flip_base64(seed: int) -> Mutation:
     return _text(change)
 
 
-def _without(blocks: list[object], i: int) -> list[object]:
+def _without(blocks: list[Any], i: int) -> list[Any]:
     return blocks[:i] + blocks[i + 1:]
 
 
-def _sketch(i: int, **changes: int) -> Callable[[dict[str, object]], dict[str, object]]:
-    def change(fields: dict[str, object]) -> dict[str, object]:
-        blocks = list(fields["blocks"])  # type: ignore[call-overload]
+def _sketch(i: int, **changes: int) -> Callable[[Fields], Fields]:
+    def change(fields: Fields) -> Fields:
+        blocks = list(fields["blocks"])
         blocks[i] = dataclasses.replace(blocks[i], sketch=dataclasses.replace(blocks[i].sketch, **changes))
         return {**fields, "blocks": blocks}
     return change

@@ -32,6 +32,8 @@ def _mutate(seed: int) -> str:
             chars.insert(at, rng.choice(['"', "\\u", "\\udc00", "\n", "#"]))
         else:
             del chars[rng.randrange(len(chars)):]
+        if len(chars) < 2:
+            break
         at = min(at, len(chars) - 1)
     return "".join(chars)
 
