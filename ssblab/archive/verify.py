@@ -103,7 +103,8 @@ def check_stored(bundle: Bundle, fetch: Fetch, known: Known = lambda _: None, *,
         The Bundle's dictionaries.
 
     Raises:
-        ArchiveError: the first fault, naming the block (or dictionary) and what is wrong.
+        SsbError: the first fault, naming the block (or dictionary) and what is wrong: an `ArchiveError`, or the
+            blob store's ``blob-damaged``.
     """
     check_bundle_shape(bundle)
     dicts = Dictionaries.load(bundle.dictionaries, fetch)

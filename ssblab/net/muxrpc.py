@@ -177,7 +177,7 @@ class ConnectionClosed:
 
 
 MuxRpcEvent = IncomingCall | CallRejected | CallResponse | CallFailed | StreamData | StreamEnded | ConnectionClosed
-REJECTED_MEMORY = 256  # request numbers of rejected streams kept, newest first out last
+REJECTED_MEMORY = 256  # request numbers of rejected streams remembered; the oldest is forgotten first
 
 
 @dataclass
