@@ -38,6 +38,7 @@ __all__ = [
     "default_spec",
     "default_store",
     "network_spec",
+    "read_spec",
     "spec_path",
 ]
 
@@ -65,12 +66,42 @@ def default_spec(name: str = "default") -> dict[str, Any]:
     return json.loads(spec_path(name).read_text())
 
 
-def network_spec(parameters: dict[str, Any]) -> NetworkSpec:
-    """The generator's spec from a dataset's parameters (``authors``, ``messages``, ``seed``, ``options``)."""
-    from ssblab.generate import NetworkSpec
+def read_spec(path: str | Path) -> dict[str, Any]:
+    """Dataset parameters from a JSON file (``generate --spec``), checked to be an object with an object of
+    ``options``; `network_spec` checks the rest.
 
-    return NetworkSpec(parameters["authors"], parameters["messages"], parameters["seed"],
-                       **parameters.get("options", {}))
+    Raises:
+        InvalidSpec: the file is not UTF-8 JSON, or not shaped like ``datasets/default.json``.
+    """
+    from ssblab.generate import InvalidSpec
+
+    try:
+        parameters = json.loads(Path(path).read_bytes())
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError both are
+        raise InvalidSpec(f"{path}: not a JSON dataset spec ({exc})") from None
+    if not isinstance(parameters, dict) or not isinstance(parameters.get("options", {}), dict):
+        raise InvalidSpec(f"{path}: a dataset spec is a JSON object like datasets/default.json, with 'options' an "
+                          "object")
+    return parameters
+
+
+def network_spec(parameters: dict[str, Any]) -> NetworkSpec:
+    """The generator's spec from a dataset's parameters (``authors``, ``messages``, ``seed``, ``options``).
+
+    Raises:
+        InvalidSpec: a parameter is missing, unknown, or of the wrong type or range.
+    """
+    from dataclasses import fields
+
+    from ssblab.generate import InvalidSpec, NetworkSpec
+
+    options = parameters.get("options", {})
+    known = {f.name for f in fields(NetworkSpec)}
+    unknown = sorted(set(options) - known) + [k for k in ("authors", "messages", "seed") if k not in parameters]
+    if unknown:
+        raise InvalidSpec(f"dataset spec: unknown option or missing parameter {', '.join(map(repr, unknown))} "
+                          f"(options are {', '.join(sorted(known - {'authors', 'messages', 'seed'}))})")
+    return NetworkSpec(parameters["authors"], parameters["messages"], parameters["seed"], **options)
 
 
 def default_network(name: str = "default") -> GeneratedNetwork:

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ssblab.archive.bundle import Archive, archive_content, bundle_of, select_blocks
 from ssblab.archive.dictionaries import Dictionaries
@@ -43,6 +44,20 @@ def archive_file_name(part: int) -> str:
 
 def blob_ref(digest: bytes) -> str:
     return f"&{b64(digest)}.sha256"
+
+
+def read_content(path: str | Path) -> Any:
+    """The ``archive`` message content in an ``archive.json`` file (not yet checked: `bundle.bundle_of` does that).
+
+    Raises:
+        MalformedArchive: the file is not UTF-8 JSON (naming the file and the place).
+    """
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MalformedArchive(f"{path}: not UTF-8 (byte {exc.start}); an archive.json holds JSON") from None
+    except json.JSONDecodeError as exc:
+        raise MalformedArchive(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
 
 
 def is_archive_file(path: Path) -> bool:
@@ -123,7 +138,7 @@ def open_archive(path: str | Path) -> ArchiveFolder:
         files, blobs = sorted(filter(is_archive_file, path.glob(_BUNDLE_FILES))), path / "blobs"
     else:
         raise ArchiveError(f"{path}: no such archive file or folder")
-    found = {bundle_of(json.loads(f.read_bytes()))[1] for f in files}
+    found = {bundle_of(read_content(f))[1] for f in files}
     if not path.is_file():
         found.update(_scan_bundles(blobs))
     if not found:

@@ -6,7 +6,8 @@
 * `verify_fetched`: the peer does not have the messages. It fetches the blocks, checks their hashes, decodes them,
   rebuilds each message and checks what SSB itself would check: the author's ed25519 signatures, the ``previous``
   chain (inside blocks, between blocks, and to the feed where the peer knows it), the sketches and last hashes
-  against the Bundle. Checks run cheap to expensive: Bundle shape, hashes, sketches, chain, then signatures.
+  against the Bundle. Checks run cheap to expensive: Bundle shape, dictionaries, hashes, block headers and chain
+  (`check_stored`, which ``ssblab verify ARCHIVE`` makes too), then the messages and their signatures.
 
 Both return a `Verified` summary or raise an `ArchiveError` that names what is wrong and where.
 """
@@ -32,7 +33,7 @@ from ssblab.core.errors import SsbError
 from ssblab.core.message import Message, verify_message
 from ssblab.core.refs import b64, parse_message_id
 
-__all__ = ["Known", "Verified", "verify_by_rebuild", "verify_fetched"]
+__all__ = ["Known", "Verified", "check_stored", "verify_by_rebuild", "verify_fetched"]
 
 Known = Callable[[int], str | None]  # the id of the feed's message at a sequence, when the verifier has it
 
@@ -85,23 +86,67 @@ def verify_by_rebuild(bundle: Bundle, feed: Sequence[Message], fetch: Fetch) -> 
     return _summary(bundle)
 
 
-def verify_fetched(
-    bundle: Bundle, fetch: Fetch, known: Known = lambda _: None, hmac_key: bytes | None = None
-) -> Verified:
-    """Fetch, decode and check every block of ``bundle`` (see the module docstring)."""
+def check_stored(bundle: Bundle, fetch: Fetch, known: Known = lambda _: None, *,
+                 skip_unavailable: bool = False) -> Dictionaries:
+    """What both verifiers of an archive require before any message is judged (``ssblab archive verify`` through
+    `verify_fetched`, and ``ssblab verify ARCHIVE`` through the pipeline's reader, so the two agree).
+
+    The Bundle's shape; every dictionary chain it names, whole and intact (even entries no block uses); and every
+    block: present, hashing to its id, coded with the Bundle's dictionaries, its header (sketch, author, last
+    message hash) the Bundle's, continuing the chain of the block before. Only block headers are read.
+
+    Args:
+        bundle: the Bundle.
+        fetch: blobs by sha256 (``None`` when missing).
+        known: the id of the verifier's own message at a sequence, to tie the first block to the feed.
+        skip_unavailable: pass over a block that is missing or damaged on disk (the pipeline reports it as an
+            invalid record of its own, and the other feeds go on).
+
+    Returns:
+        The Bundle's dictionaries.
+
+    Raises:
+        SsbError: the first fault, naming the block (or dictionary) and what is wrong: an `ArchiveError`, or the
+            blob store's ``blob-damaged``.
+    """
     check_bundle_shape(bundle)
     dicts = Dictionaries.load(bundle.dictionaries, fetch)
     first = bundle.blocks[0].sketch.sequence_base
     previous: bytes | None = None if first == 1 else _known_digest(known, first - 1)
     for i, ref in enumerate(bundle.blocks):
         where = _span(i, ref)
-        data = fetch(ref.blob_id)
-        if data is None:
-            raise MissingBlob(f"{where}: blob &{b64(ref.blob_id)}.sha256 is not available")
-        if hashlib.sha256(data).digest() != ref.blob_id:
-            raise ArchiveMismatch(f"{where}: the fetched bytes hash to another blob id")
-        blk = blocks.decode_block(data, dicts, where)
-        _check_block_header(blk, ref, bundle, previous, first, where)
+        try:
+            data = _fetch_block(ref, fetch, where)
+        except SsbError:  # MissingBlob, ArchiveMismatch, or the blob store's blob-damaged
+            if not skip_unavailable:
+                raise
+        else:
+            raw = blocks.read_raw_block(data, where)
+            if raw.dictionaries != dicts.heads:
+                raise ArchiveMismatch(f"{where}: coded with other dictionaries than the Bundle names")
+            _check_block_header(raw, ref, bundle, previous, first, where)
+        previous = ref.last_message_hash
+    return dicts
+
+
+def _fetch_block(ref: BlockRef, fetch: Fetch, where: str) -> bytes:
+    data = fetch(ref.blob_id)
+    if data is None:
+        raise MissingBlob(f"{where}: blob &{b64(ref.blob_id)}.sha256 is not available")
+    if hashlib.sha256(data).digest() != ref.blob_id:
+        raise ArchiveMismatch(f"{where}: the fetched bytes hash to another blob id")
+    return data
+
+
+def verify_fetched(
+    bundle: Bundle, fetch: Fetch, known: Known = lambda _: None, hmac_key: bytes | None = None
+) -> Verified:
+    """Fetch, decode and check every block of ``bundle`` (see the module docstring): `check_stored`, then every
+    message."""
+    dicts = check_stored(bundle, fetch, known)
+    for i, ref in enumerate(bundle.blocks):
+        where = _span(i, ref)
+        blk = blocks.decode_block(_fetch_block(ref, fetch, where), dicts, where)
         encodings, ids = rebuild.encodings(blk, dicts, where)
         _check_messages(blk, encodings, ids, where, hmac_key)
         for offset in range(blk.sketch.length):
@@ -110,7 +155,6 @@ def verify_fetched(
                 raise ArchiveMismatch(f"{where}: sequence {blk.sketch.sequence_base + offset} differs from the feed")
         if ids[-1] != ref.last_message_hash:
             raise ArchiveMismatch(f"{where}: the last rebuilt message is not the Bundle's last message hash")
-        previous = ids[-1]
     return _summary(bundle)
 
 
@@ -120,7 +164,7 @@ def _known_digest(known: Known, sequence: int) -> bytes | None:
 
 
 def _check_block_header(
-    blk: blocks.Block, ref: BlockRef, bundle: Bundle, previous: bytes | None, first: int, where: str
+    blk: blocks.Block | blocks.RawBlock, ref: BlockRef, bundle: Bundle, previous: bytes | None, first: int, where: str
 ) -> None:
     if blk.sketch != ref.sketch:
         raise ArchiveMismatch(f"{where}: the block's sketch differs from the Bundle's")

@@ -23,9 +23,11 @@ bound to ``D_j`` and a change anywhere is detected (up to a sha256 collision).
 Why this proves order. Two certificates of one feed agree on every diamond they share (else the feed forked
 or a certificate is forged: :func:`check_consistent`). Given that, the earlier leaf sits at position ``k1``
 inside ``D_{j1}``, which the later certificate's spine hashes into its own ``D_{j2}``, next to position
-``k2 > k1``. Whoever trusts ``D_{j2}`` (say, from a message the author signed after ``2**j2`` messages) learns
-that the author put message ``k1`` before message ``k2`` from ``3 j + 1`` hashes, ``j <= log2(k2) + 1``,
-instead of walking the ``k2 - k1`` backlinks (and fetching those messages) of the hash chain.
+``k2 > k1``. Whoever trusts ``D_{j2}`` learns that the author put message ``k1`` before message ``k2`` from
+``3 j + 1`` hashes, ``j <= log2(k2) + 1``, instead of walking the ``k2 - k1`` backlinks (and fetching those
+messages) of the hash chain. Agreement alone is not trust: an attacker's tree can keep a genuine certificate's
+small diamonds. So :func:`verify_order` requires an :class:`Anchor`, the diamonds the author signed in a
+``merkle-anchor`` message (:mod:`ssblab.certs.anchor`), and every diamond of both certificates must be its.
 
 Limitation (kept on purpose, as in the seed): a certificate for ``k`` can be issued once the feed holds
 ``2**j`` messages (:func:`required_length`), since ``D_j`` does not exist before. Newer messages stay covered
@@ -66,6 +68,7 @@ class CertRule(StrEnum):
     FORK = "fork"  # two certificates disagree on a shared diamond or on one position
     ORDER = "order"  # the "earlier" certificate is not at a lower index
     ENCODING = "encoding"  # bytes that are not an encoded certificate
+    ANCHOR = "anchor"  # no signed anchor vouches for the certificate's diamonds
 
 
 class CertificateError(SsbError):
@@ -123,6 +126,28 @@ class Certificate:
     @property
     def hash_count(self) -> int:
         return 1 + len(self.path) + len(self.diamonds) + len(self.spine)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Diamonds ``D_0 .. D_J`` that ``author`` signed in its message ``message_id`` at ``sequence`` (build it with
+    `ssblab.certs.anchor.read_anchor`, which checks the message and its signature)."""
+
+    author: str
+    sequence: int
+    message_id: str
+    diamonds: tuple[bytes, ...]
+
+    def vouches_for(self, cert: Certificate) -> None:
+        """Raise unless every diamond of ``cert`` is this anchor's."""
+        if cert.height >= len(self.diamonds):
+            raise CertificateError(CertRule.ANCHOR, f"index {cert.index} needs D_{cert.height}; the anchor "
+                                                    f"{self.message_id} covers only {1 << (len(self.diamonds) - 1)} "
+                                                    "messages")
+        for i, (ours, signed) in enumerate(zip(cert.diamonds, self.diamonds, strict=False)):
+            if ours != signed:
+                raise CertificateError(CertRule.ANCHOR, f"D_{i} of index {cert.index} is not the one "
+                                                        f"{self.author} signed in {self.message_id}")
 
 
 @dataclass(frozen=True)
@@ -239,21 +264,25 @@ def check_consistent(a: Certificate, b: Certificate) -> None:
         raise CertificateError(CertRule.FORK, f"two different leaves at index {a.index}")
 
 
-def verify_order(earlier: Certificate, later: Certificate) -> None:
-    """Check that message ``earlier.index`` came before ``later.index`` in the feed that ``later`` anchors.
+def verify_order(earlier: Certificate, later: Certificate, anchor: Anchor) -> None:
+    """Check that message ``earlier.index`` came before ``later.index`` in the feed that signed ``anchor``.
 
     Raises:
-        CertificateError: a certificate is invalid, they are inconsistent, or the order is not increasing.
+        CertificateError: a certificate is invalid, they are inconsistent, a diamond is not the anchor's (rule
+            ``anchor``), or the order is not increasing.
 
     Examples:
         >>> tree = FeedTree.from_ids(f"m{i}" for i in range(8))
-        >>> verify_order(tree.certificate(1), tree.certificate(6))
-        >>> verify_order(tree.certificate(6), tree.certificate(1))  # doctest: +IGNORE_EXCEPTION_DETAIL
+        >>> signed = Anchor("@feed", 9, "%anchor", tuple(tree.diamond(h) for h in range(4)))  # read_anchor's
+        >>> verify_order(tree.certificate(1), tree.certificate(6), signed)
+        >>> verify_order(tree.certificate(6), tree.certificate(1), signed)  # doctest: +IGNORE_EXCEPTION_DETAIL
         Traceback (most recent call last):
         ...
         CertificateError: order: index 6 is not before index 1
     """
     check_consistent(earlier, later)
+    anchor.vouches_for(earlier)
+    anchor.vouches_for(later)
     if earlier.index >= later.index:
         raise CertificateError(CertRule.ORDER, f"index {earlier.index} is not before index {later.index}")
 

@@ -15,7 +15,7 @@ from ssblab.archive.bundle import DEFAULT_BLOCK_SIZE, archive_content, build_arc
 from ssblab.archive.dictionaries import Dictionaries, Fetch
 from ssblab.archive.errors import ArchiveError, MissingBlob
 from ssblab.archive.flat import KIND_NAMES, Bundle
-from ssblab.archive.folder import write_archives
+from ssblab.archive.folder import read_content, write_archives
 from ssblab.archive.verify import verify_by_rebuild, verify_fetched
 from ssblab.core.encoding import encode_compact
 from ssblab.core.keys import Keypair
@@ -68,7 +68,7 @@ def _build(args: argparse.Namespace) -> int:
         feed = list(store.feed(args.feed))
         base = None
         if args.base:
-            base = Dictionaries.load(bundle_of(json.loads(args.base.read_text()))[0].dictionaries, _fetcher(blobs))
+            base = Dictionaries.load(bundle_of(read_content(args.base))[0].dictionaries, _fetcher(blobs))
         archives, _ = build_archives([feed], args.block_size, base)
         files = write_archives(archives, args.out)
         own = [blob for a in archives for blob in (*a.blocks, a.bundle_blob)]
@@ -94,9 +94,9 @@ def _publish(store: Store, args: argparse.Namespace, contents: list[dict[str, An
 
 
 def _load(args: argparse.Namespace) -> tuple[Bundle, Fetch, Store | None]:
-    store = Store(args.store) if args.store else None
+    store = Store(args.store, read_only=True) if args.store else None
     if Path(args.archive).is_file():
-        content: Any = json.loads(Path(args.archive).read_text())
+        content: Any = read_content(args.archive)
         folder = args.blobs or Path(args.archive).parent / "blobs"
     elif store is not None and (msg := store.get(args.archive)) is not None:
         content, folder = msg.content, args.blobs or store.blobs.root

@@ -69,10 +69,10 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from ssblab.datasets import network_spec
+    from ssblab.datasets import network_spec, read_spec
     from ssblab.generate import GeneratedNetwork, write_jsonl
 
-    parameters = json.loads(args.spec.read_text()) if args.spec else {}
+    parameters = read_spec(args.spec) if args.spec else {}
     parameters = {"authors": 40, "messages": 3000, "seed": 1, **parameters}
     parameters.update({k: v for k in ("authors", "messages", "seed") if (v := getattr(args, k)) is not None})
     options = parameters.setdefault("options", {})
@@ -106,6 +106,9 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from ssblab.store import check_output
+
+    check_output(args.out, args.store)
     if args.format == "parquet":
         from ssblab.pipeline.export import export_dataset
 
@@ -117,7 +120,7 @@ def _export(args: argparse.Namespace) -> int:
         return 0
     from ssblab.store import Store, export_jsonl
 
-    with Store(args.store) as store:
+    with Store(args.store, read_only=True) as store:
         count = export_jsonl(store, args.out, records=args.records)
     print(f"wrote {count} messages to {args.out}")
     return 0

@@ -6,6 +6,9 @@ import argparse
 import asyncio
 import base64
 import binascii
+import contextlib
+import ctypes
+import ctypes.util
 import json
 import signal
 import sys
@@ -27,6 +30,7 @@ from ssblab.replicate.scheduler import Want, feeds_from_file
 from ssblab.store import Store
 
 __all__ = ["register"]
+_M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
 
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,9 +40,22 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     serve.add_argument("--identity", type=Path, required=True, help="the server's secret file (ssb-keys format)")
     serve.add_argument("--network-key", type=_network_key, default=MAIN_NETWORK_KEY, metavar="BASE64")
     serve.add_argument("--private", action="store_true", help="serve a feed only to identities its author follows")
-    serve.add_argument("--max-connections", type=int, default=Policy.max_connections)
+    serve.add_argument("--max-connections", type=int, default=Policy.max_connections,
+                       help=f"peers connected at once (default {Policy.max_connections}); when full, the peer idle "
+                            "the longest gives its seat to a newcomer")
+    serve.add_argument("--reserved", type=int, default=Policy.reserved,
+                       help=f"of those, seats only for our own key and the feeds it follows (default "
+                            f"{Policy.reserved})")
+    serve.add_argument("--idle-timeout", type=float, default=Policy.idle_timeout, metavar="SECONDS",
+                       help=f"close a peer with no call open for this long (default {Policy.idle_timeout:g} s)")
+    serve.add_argument("--memory-budget", type=_mebibytes, default=Policy.max_buffered, metavar="MIB",
+                       help=f"bytes held for all peers at once, partly received packets and unread stream items "
+                            f"(default {Policy.max_buffered // 2**20} MiB); beyond it the peer holding the most "
+                            "is dropped")
     serve.add_argument("--max-streams", type=int, default=Policy.max_streams, help="open streams per peer")
-    serve.add_argument("--rate", type=float, default=Policy.rate, help="calls per second per peer")
+    serve.add_argument("--rate", type=float, default=Policy.rate,
+                       help=f"calls per second per peer (default {Policy.rate:g}, bursts of 4 s worth); calls to "
+                            f"methods not served have bursts of {Policy.rejected_burst}, then the peer is dropped")
     serve.set_defaults(run=_serve)
 
     rep = verbs.add_parser("replicate", help="pull feeds (and blobs) from a remote peer into a store")
@@ -72,13 +89,24 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     rep.set_defaults(run=_replicate)
 
 
+def _mebibytes(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 2**20:
+        raise argparse.ArgumentTypeError(f"a memory budget is a positive number of MiB, got {text!r:.20}")
+    return int(value * 2**20)
+
+
 def _network_key(text: str) -> bytes:
     try:
         key = base64.b64decode(text, validate=True)
     except binascii.Error:
         key = b""
     if len(key) != 32:
-        raise argparse.ArgumentTypeError(f"a network key is 32 bytes of base64, got {text!r}")
+        raise argparse.ArgumentTypeError(f"a network key is 32 bytes of base64 (got {len(text)} characters; "
+                                         "the key is not shown)")
     return key
 
 
@@ -86,13 +114,24 @@ def _signing_key(path: Path | None) -> SigningKey:
     return SigningKey(Keypair.from_secret_file(path).seed) if path else SigningKey.generate()
 
 
+def _return_large_blocks() -> None:
+    """Make freed large blocks go back to the system. glibc raises its mmap threshold to the largest block freed, so
+    after the first dropped peer's half-sent 16 MiB packet later buffers came from the heap and stayed in the
+    process (RSS grew far past the memory budget and never fell); a fixed threshold keeps them mmap'd."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to pin
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+
+
 def _serve(args: argparse.Namespace) -> int:
     host, _, port = args.listen.rpartition(":")
     if not host or not port.isdigit():
         raise SsbError(f"--listen wants HOST:PORT, got {args.listen!r}", code="args")
     policy = Policy(max_connections=args.max_connections, max_streams=args.max_streams, rate=args.rate,
-                    burst=max(1, int(args.rate * 4)), private=args.private)
+                    burst=max(1, int(args.rate * 4)), private=args.private, reserved=args.reserved,
+                    idle_timeout=args.idle_timeout, max_buffered=args.memory_budget)
     key = _signing_key(args.identity)
+    _return_large_blocks()
 
     async def main() -> None:
         with Store(args.store) as store:

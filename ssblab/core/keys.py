@@ -17,7 +17,7 @@ from typing import Any
 import nacl.bindings
 import nacl.signing
 
-from ssblab.core.errors import InvalidRef, InvalidSecret
+from ssblab.core.errors import InvalidJson, InvalidRef, InvalidSecret
 from ssblab.core.refs import b64, decode_canonical_b64, feed_id, parse_feed_id
 from ssblab.core.strict_json import parse_json
 from ssblab.core.v8_json import stringify
@@ -97,8 +97,9 @@ class Keypair:
             raise InvalidSecret("the secret has no 'private' key")
         try:
             secret = decode_canonical_b64(private.removesuffix(".ed25519"), 64)
-        except InvalidRef as exc:
-            raise InvalidSecret(f"'private' is not 64 bytes of base64: {exc}") from exc
+        except InvalidRef:  # its message quotes the text: never show (part of) a private key
+            raise InvalidSecret(f"'private' is not 64 bytes of canonical base64 ({len(private)} characters; "
+                                "the value is not shown)") from None
         keypair = cls.generate(secret[:32])
         if keypair.public != secret[32:]:
             raise InvalidSecret("'private' is corrupt: its public half does not match its seed")
@@ -115,8 +116,9 @@ class Keypair:
             raise InvalidSecret("the secret file holds no JSON object")
         try:
             obj = parse_json(body)
-        except Exception as exc:
-            raise InvalidSecret(f"the secret file is not valid JSON: {exc}") from exc
+        except InvalidJson as exc:  # only a syntax error's text is free of the file's strings (and so its key)
+            shown = str(exc) if exc.code == "json-syntax" else exc.code
+            raise InvalidSecret(f"the secret file is not valid JSON: {shown}") from None
         return cls.from_secret_object(obj)
 
     @classmethod
@@ -124,8 +126,10 @@ class Keypair:
         """Read an ssb-keys ``secret`` file (for example ``~/.ssb/secret``)."""
         try:
             text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidSecret(f"cannot read secret file {path}: {exc}") from exc
+        except OSError as exc:
+            raise InvalidSecret(f"cannot read secret file {path}: {exc.strerror or exc}") from exc
+        except UnicodeDecodeError as exc:  # its text quotes the bytes
+            raise InvalidSecret(f"secret file {path} is not UTF-8 (at byte {exc.start})") from None
         try:
             return cls.from_secret_text(text)
         except InvalidSecret as exc:

@@ -273,8 +273,8 @@ def hmac_key_bytes(key: Any) -> bytes | None:
         raise InvalidMessage(Rule.HMAC_KEY, "the HMAC key must be a base64 string")
     try:
         return decode_canonical_b64(key, 32)
-    except InvalidRef as exc:
-        raise InvalidMessage(Rule.HMAC_KEY, f"the HMAC key must be 32 bytes of canonical base64: {exc}") from None
+    except InvalidRef:  # its message quotes the key, a network's secret
+        raise InvalidMessage(Rule.HMAC_KEY, "the HMAC key must be 32 bytes of canonical base64 (not shown)") from None
 
 
 def _signed_bytes(data: bytes, hmac_key: bytes | None) -> bytes:

@@ -23,6 +23,7 @@ from ssblab.core.errors import InvalidJson
 __all__ = ["JS_ACCEPTS", "MAX_SAFE_INTEGER", "parse_json", "parse_json_js"]
 
 MAX_SAFE_INTEGER = 2**53
+_SAFE_DIGITS = len(str(MAX_SAFE_INTEGER))
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -39,13 +40,20 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise InvalidJson(f"number {text} rounds to infinity", code="json-number")
+        raise InvalidJson(f"number {_shown(text)} rounds to infinity", code="json-number")
     if value == 0 and text.startswith("-"):
-        raise InvalidJson(f"number {text} rounds to -0", code="json-number")
+        raise InvalidJson(f"number {_shown(text)} rounds to -0", code="json-number")
     return value
 
 
+def _shown(text: str, limit: int = 40) -> str:
+    """A number's text for an error message: a 5,000-digit one is cut, with its length."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def _int(text: str) -> int | float:
+    if len(text.lstrip("-")) > _SAFE_DIGITS:  # past 2**53, so a double; int() would refuse past 4300 digits
+        return _float(text)
     value = int(text)
     if value == 0 and text.startswith("-"):
         raise InvalidJson("number -0 is not allowed", code="json-number")

@@ -50,6 +50,7 @@ __all__ = [
 DEFAULT_START_MS = 1_577_836_800_000  # 2020-01-01T00:00:00Z
 DEFAULT_MEAN_GAP_MS = 60_000.0  # one message a minute across the network: a million span about two years
 DEFAULT_WINDOW = 4096
+MAX_AUTHORS = 100_000  # 100 million authors once grew the generator to 13 GB before it wrote a message
 
 
 class InvalidSpec(SsbError, ValueError):
@@ -85,8 +86,11 @@ class NetworkSpec:
     window: int = DEFAULT_WINDOW
 
     def __post_init__(self) -> None:
+        self._check_types()
         checks = (
             (self.authors >= 1, f"authors must be at least 1, got {self.authors}"),
+            (self.authors <= MAX_AUTHORS, f"authors must be at most {MAX_AUTHORS:,} (every author's keys and "
+                                          f"state stay in memory, ~1 KB each), got {self.authors:,}"),
             (self.messages >= 0, f"messages must not be negative, got {self.messages}"),
             (0 <= self.private_fraction <= 1, f"private_fraction must be in [0, 1]: {self.private_fraction}"),
             (self.activity_skew > 0, f"activity_skew must be positive, got {self.activity_skew}"),
@@ -100,6 +104,16 @@ class NetworkSpec:
             hmac_key_bytes(self.hmac_key)  # refuse a bad key now, not at the first message
         except InvalidMessage as exc:
             raise InvalidSpec(f"NetworkSpec: hmac_key: {exc}") from None
+
+    def _check_types(self) -> None:
+        """Numbers where numbers belong (a spec read from a JSON file may hold anything)."""
+        for name, kinds in (("authors", int), ("messages", int), ("seed", int), ("start_time_ms", int),
+                            ("window", int), ("mean_gap_ms", (int, float)), ("private_fraction", (int, float)),
+                            ("activity_skew", (int, float))):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                raise InvalidSpec(f"NetworkSpec: {name} must be a number{' (an integer)' if kinds is int else ''},"
+                                  f" got {value!r:.40}")
 
 
 def derive_keypairs(seed: int, count: int) -> tuple[Keypair, ...]:

@@ -18,6 +18,7 @@ from ssblab.net.errors import (
 )
 from ssblab.net.muxrpc import (
     CallFailed,
+    CallRejected,
     CallResponse,
     CallType,
     ConnectionClosed,
@@ -47,6 +48,7 @@ __all__ = [
     "BoxStreamGoodbye",
     "BoxStreamKeys",
     "CallFailed",
+    "CallRejected",
     "CallResponse",
     "CallType",
     "ClientHandshake",

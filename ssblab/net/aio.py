@@ -7,7 +7,9 @@ box-stream encoder.
 
 Invariants: each wait on the peer is bounded (``timeout`` for connect and handshake, optional per call), so
 a silent peer fails with :class:`HandshakeError` or :class:`TimeoutError` instead of hanging; when the
-connection ends, every pending call and stream fails with :class:`ConnectionError`.
+connection ends, every pending call and stream fails with :class:`ConnectionError`. With a `BufferBudget`, the
+bytes a connection holds for its peer (a partly received packet, stream items its handlers have not taken) are
+reported to it after every read, and the connection it names is aborted; an ended connection holds nothing.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from nacl.signing import SigningKey
 
 from ssblab.net.address import MultiserverAddress, parse_multiserver
 from ssblab.net.boxstream import BoxStreamDecoder, BoxStreamEncoder, BoxStreamGoodbye
-from ssblab.net.errors import HandshakeError, LocalProtocolError, NetProtocolError
+from ssblab.net.budget import BufferBudget
+from ssblab.net.errors import BudgetExceeded, HandshakeError, LocalProtocolError, NetProtocolError
 from ssblab.net.muxrpc import (
     CallFailed,
+    CallRejected,
     CallResponse,
     CallType,
     ConnectionClosed,
@@ -77,18 +81,40 @@ def default_handlers(signing_key: SigningKey) -> dict[str, Handler]:
     return {"whoami": Handler(CallType.ASYNC, whoami), "gossip.ping": Handler(CallType.DUPLEX, ping)}
 
 
-async def _queue_iter(queue: asyncio.Queue[Any]) -> AsyncIterator[Any]:
-    while (item := await queue.get()) is not _END:
-        if isinstance(item, BaseException):
-            raise item
-        yield item
+class _Inbox:
+    """The items the peer sent on one call, not yet taken, with the bytes they arrived as (budgeted)."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[tuple[Any, int]] = asyncio.Queue()
+        self.held = 0
+
+    def put(self, item: Any, size: int = 0) -> None:
+        self.held += size
+        self._queue.put_nowait((item, size))
+
+    async def items(self) -> AsyncIterator[Any]:
+        """Until the end; an exception item (the stream failed) is raised."""
+        while True:
+            item, size = await self._queue.get()
+            self.held -= size
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+
+OnRejected = Callable[["RpcConnection", CallRejected], None]
 
 
 class RpcConnection:
     """A live muxrpc connection; created by :func:`connect` and :func:`serve`."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, done: HandshakeComplete,
-                 handlers: Mapping[str, Handler]) -> None:
+                 handlers: Mapping[str, Handler], *, budget: BufferBudget[RpcConnection] | None = None,
+                 on_rejected: OnRejected | None = None) -> None:
+        """``budget`` counts what this connection holds for its peer; ``on_rejected`` hears of each call to a
+        method we do not serve (already answered with the JS error)."""
         keys = done.result.keys
         self.remote_public_key = done.result.remote_public_key
         self.remote_id = feed_id(self.remote_public_key)
@@ -98,8 +124,10 @@ class RpcConnection:
         self._handlers = dict(handlers)
         self._rpc = MuxRpcConnection({name: h.call_type for name, h in self._handlers.items()})
         self._futures: dict[int, asyncio.Future[Any]] = {}
-        self._queues: dict[int, asyncio.Queue[Any]] = {}
+        self._queues: dict[int, _Inbox] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._budget, self._on_rejected = budget, on_rejected
+        self._aborted: BaseException | None = None
         self._box_in.receive_data(done.trailing)
         self._reader_task = asyncio.create_task(self._read_loop())
         self.closed = asyncio.Event()
@@ -118,10 +146,10 @@ class RpcConnection:
     async def source(self, name: str | Sequence[str], *args: Any) -> AsyncIterator[Any]:
         """Call a source method; iterate its items. Leaving the loop early aborts the stream."""
         request = self._rpc.call(name, args, CallType.SOURCE)
-        queue = self._queues[request] = asyncio.Queue()
+        inbox = self._queues[request] = _Inbox()
         await self._flush()
         try:
-            async for item in _queue_iter(queue):
+            async for item in inbox.items():
                 yield item
         finally:
             self._queues.pop(request, None)
@@ -132,9 +160,9 @@ class RpcConnection:
     async def duplex(self, name: str | Sequence[str], *args: Any) -> DuplexStream:
         """Call a duplex method (e.g. ``ebt.replicate``); send with the stream, iterate it to receive."""
         request = self._rpc.call(name, args, CallType.DUPLEX)
-        queue = self._queues[request] = asyncio.Queue()
+        inbox = self._queues[request] = _Inbox()
         await self._flush()
-        return DuplexStream(self, request, queue)
+        return DuplexStream(self, request, inbox)
 
     async def close(self) -> None:
         """Send both goodbyes, close the socket and fail whatever is still pending."""
@@ -152,6 +180,19 @@ class RpcConnection:
     async def wait_closed(self) -> None:
         await self.closed.wait()
 
+    def abort(self, reason: BaseException) -> None:
+        """Drop the connection at once, without goodbye (a peer over a limit); pending calls fail with ``reason``.
+        What it held stops counting in the budget now."""
+        self._aborted = reason
+        if self._budget is not None:
+            self._budget.release(self)
+        self._writer.transport.abort()
+
+    @property
+    def held(self) -> int:
+        """Bytes held for the peer: a partly received packet and the stream items not yet taken."""
+        return self._rpc.buffered + sum(inbox.held for inbox in self._queues.values())
+
     # --- internals -----------------------------------------------------------------------------------------
 
     async def _flush(self) -> None:
@@ -163,13 +204,24 @@ class RpcConnection:
     async def _read_loop(self) -> None:
         reason: BaseException = ConnectionError("connection closed by peer")
         try:
-            while data := await self._reader.read(_READ_SIZE):
+            while self._aborted is None and (data := await self._reader.read(_READ_SIZE)):
                 self._box_in.receive_data(data)
                 if not await self._pump():
                     break
+                self._account()
         except Exception as exc:  # the shell boundary: any failure ends the connection, never a hang
             reason = exc
-        await self._shutdown(reason)
+        await self._shutdown(self._aborted or reason)
+
+    def _account(self) -> None:
+        """Report what we hold to the budget; drop the connections it names (the biggest holders) until the total
+        is within it again."""
+        if self._budget is None or self._aborted is not None:
+            return
+        victim = self._budget.hold(self, self.held)
+        while victim is not None:
+            victim.abort(BudgetExceeded(victim.held, self._budget.limit))
+            victim = self._budget.over()
 
     async def _pump(self) -> bool:
         """Move decrypted bytes into muxrpc and act on its events; False once the peer said goodbye."""
@@ -193,15 +245,17 @@ class RpcConnection:
                 else:
                     _settle(future, event.value)
         elif isinstance(event, StreamData | StreamEnded):
-            queue = self._queues.get(event.request)
-            if queue is not None:
-                queue.put_nowait(_stream_item(event))
+            inbox = self._queues.get(event.request)
+            if inbox is not None:
+                inbox.put(_stream_item(event), len(event.body) if isinstance(event, StreamData) else 0)
         elif isinstance(event, IncomingCall):
             if event.call_type is not CallType.ASYNC:  # now, so items in the same batch are not lost
-                self._queues[event.request] = asyncio.Queue()
+                self._queues[event.request] = _Inbox()
             task = asyncio.create_task(self._serve_call(event))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif isinstance(event, CallRejected) and self._on_rejected is not None:
+            self._on_rejected(self, event)
 
     async def _serve_call(self, call: IncomingCall) -> None:
         handler = self._handlers[".".join(call.name)]
@@ -219,12 +273,12 @@ class RpcConnection:
             await self._flush()
 
     async def _serve_stream(self, call: IncomingCall, handler: Handler) -> None:
-        queue = self._queues[call.request]
+        inbox = self._queues[call.request]
         try:
             if call.call_type is CallType.SOURCE:
                 outgoing = handler.func(self, *call.args)
             else:
-                outgoing = handler.func(self, _queue_iter(queue), *call.args)
+                outgoing = handler.func(self, inbox.items(), *call.args)
             if call.call_type is CallType.SINK:
                 await outgoing
             else:
@@ -250,18 +304,21 @@ class RpcConnection:
             if not future.done():
                 error = reason if isinstance(reason, ConnectionError) else ConnectionError(reason)
                 future.set_exception(error)
-        for queue in self._queues.values():
-            queue.put_nowait(ConnectionError(f"stream interrupted: {reason}"))
+        for inbox in self._queues.values():
+            inbox.put(ConnectionError(f"stream interrupted: {reason}"))
         for task in list(self._tasks):
             task.cancel()
+        if self._budget is not None:
+            self._budget.release(self)
+        self._rpc.discard()
         self._writer.close()
 
 
 class DuplexStream:
     """Both directions of one duplex call made with :meth:`RpcConnection.duplex`."""
 
-    def __init__(self, conn: RpcConnection, request: int, queue: asyncio.Queue[Any]) -> None:
-        self._conn, self.request, self._queue = conn, request, queue
+    def __init__(self, conn: RpcConnection, request: int, inbox: _Inbox) -> None:
+        self._conn, self.request, self._inbox = conn, request, inbox
 
     async def send(self, value: Any) -> None:
         """Write one item; LocalProtocolError once either side has ended the stream."""
@@ -275,7 +332,7 @@ class DuplexStream:
             await self._conn._flush()
 
     def __aiter__(self) -> AsyncIterator[Any]:
-        return _queue_iter(self._queue)
+        return self._inbox.items()
 
 
 def _settle(future: asyncio.Future[Any], value: Callable[[], Any]) -> None:
@@ -359,10 +416,13 @@ async def connect(address: str | MultiserverAddress, signing_key: SigningKey | b
 async def serve(signing_key: SigningKey | bytes, host: str = "127.0.0.1", port: int = 0,
                 network_key: bytes = MAIN_NETWORK_KEY, *, handlers: Mapping[str, Handler] | None = None,
                 timeout: float = DEFAULT_TIMEOUT,
-                on_connection: Callable[[RpcConnection], Awaitable[None]] | None = None) -> asyncio.Server:
+                on_connection: Callable[[RpcConnection], Awaitable[None]] | None = None,
+                budget: BufferBudget[RpcConnection] | None = None,
+                on_rejected: OnRejected | None = None) -> asyncio.Server:
     """Listen for peers; each one shakes hands, then its calls go to ``handlers`` (default: whoami, ping).
 
-    A failed handshake just closes that socket. ``on_connection`` runs once per connected peer.
+    A failed handshake just closes that socket. ``on_connection`` runs once per connected peer; ``budget`` and
+    ``on_rejected`` go to every connection (`RpcConnection`).
     """
     signing_key = as_signing_key(signing_key)
     served = dict(default_handlers(signing_key) if handlers is None else handlers)
@@ -374,7 +434,7 @@ async def serve(signing_key: SigningKey | bytes, host: str = "127.0.0.1", port: 
         except HandshakeError:
             writer.close()
             return
-        conn = RpcConnection(reader, writer, done, served)
+        conn = RpcConnection(reader, writer, done, served, budget=budget, on_rejected=on_rejected)
         if on_connection is not None:
             await on_connection(conn)
         await conn.wait_closed()

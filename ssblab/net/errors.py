@@ -11,8 +11,15 @@ from __future__ import annotations
 from ssblab.core.errors import SsbError, UsageError
 
 __all__ = [
-    "AddressError", "BoxStreamError", "HandshakeError", "LocalProtocolError", "MuxRpcError", "NetProtocolError",
-    "PacketStreamError", "RemoteCallError",
+    "AddressError",
+    "BoxStreamError",
+    "BudgetExceeded",
+    "HandshakeError",
+    "LocalProtocolError",
+    "MuxRpcError",
+    "NetProtocolError",
+    "PacketStreamError",
+    "RemoteCallError",
 ]
 
 
@@ -41,6 +48,16 @@ class PacketStreamError(NetProtocolError):
 
 class MuxRpcError(NetProtocolError):
     """A muxrpc packet broke the request/response rules."""
+
+
+class BudgetExceeded(SsbError):
+    """A connection was dropped because the server held too many bytes for its peers, this one the most."""
+
+    code = "memory-budget"
+
+    def __init__(self, held: int, limit: int) -> None:
+        super().__init__(f"dropped: the server holds more than its budget of {limit:,} bytes for its peers, "
+                         f"{held:,} of them for this one (a partly sent packet or unread stream items)")
 
 
 class LocalProtocolError(UsageError):

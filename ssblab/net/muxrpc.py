@@ -11,7 +11,9 @@ Invariants:
 - each stream ends at most once per side; when the peer ends a stream we have not ended, we answer with our
   own end at once (as JS muxrpc does), so neither side waits forever on a closed stream;
 - a call to a method missing from the manifest is answered with the JS error shape ``{name, message,
-  stack}`` and never reaches the application;
+  stack}`` and reaches the application only as :class:`CallRejected` (so a shell can rate-limit such calls);
+  the request numbers of rejected streams are remembered (to drop the peer's later packets on them) only for
+  the last ``REJECTED_MEMORY`` of them, so a flood of unknown calls leaves no bookkeeping behind;
 - late packets for finished calls are dropped, as JS does; malformed packet-stream bytes raise
   :class:`PacketStreamError`; misuse of the API (writing to an ended stream) raises
   :class:`LocalProtocolError`.
@@ -37,8 +39,21 @@ from ssblab.net.packetstream import (
 )
 
 __all__ = [
-    "CallFailed", "CallResponse", "CallType", "ConnectionClosed", "ErrorBody", "IncomingCall", "MuxRpcConnection",
-    "MuxRpcEvent", "StreamData", "StreamEnded", "decode_body", "encode_body", "unknown_method_error",
+    "REJECTED_MEMORY",
+    "CallFailed",
+    "CallRejected",
+    "CallResponse",
+    "CallType",
+    "ConnectionClosed",
+    "ErrorBody",
+    "IncomingCall",
+    "MuxRpcConnection",
+    "MuxRpcEvent",
+    "StreamData",
+    "StreamEnded",
+    "decode_body",
+    "encode_body",
+    "unknown_method_error",
 ]
 
 
@@ -150,13 +165,23 @@ class StreamEnded:
 
 
 @dataclass(frozen=True)
+class CallRejected:
+    """The peer called a method we do not serve (or sent a malformed request); it has been answered with an
+    error already. Shells count these against the peer's rate limit."""
+
+    request: int
+    name: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ConnectionClosed:
     """The peer sent the packet-stream goodbye; every open call is over."""
 
     open_requests: tuple[int, ...]
 
 
-MuxRpcEvent = IncomingCall | CallResponse | CallFailed | StreamData | StreamEnded | ConnectionClosed
+MuxRpcEvent = IncomingCall | CallRejected | CallResponse | CallFailed | StreamData | StreamEnded | ConnectionClosed
+REJECTED_MEMORY = 256  # request numbers of rejected streams remembered; the oldest is forgotten first
 
 
 @dataclass
@@ -164,7 +189,6 @@ class _Stream:
     call_type: CallType
     local_ended: bool = False
     remote_ended: bool = False
-    announced: bool = True  # False for calls we rejected: the application never saw them
 
 
 @dataclass
@@ -174,6 +198,7 @@ class _Calls:
     streams: dict[int, _Stream] = field(default_factory=dict)
     awaiting_response: set[int] = field(default_factory=set)  # our async calls
     awaiting_reply: set[int] = field(default_factory=set)  # their async calls we must answer
+    rejected: dict[int, None] = field(default_factory=dict)  # their streams we refused (insertion-ordered, bounded)
 
 
 def unknown_method_error(name: Sequence[str]) -> ErrorBody:
@@ -256,6 +281,15 @@ class MuxRpcConnection:
         """Buffer packet-stream bytes (already decrypted)."""
         self._decoder.receive_data(data)
 
+    @property
+    def buffered(self) -> int:
+        """Received bytes not yet cut into packets (see `PacketStreamDecoder.buffered`)."""
+        return self._decoder.buffered
+
+    def discard(self) -> None:
+        """The transport is gone: drop the received bytes not yet cut into packets (`PacketStreamDecoder.discard`)."""
+        self._decoder.discard()
+
     def next_event(self) -> MuxRpcEvent | None:
         """The next event for the application, or None when more bytes are needed."""
         while (packet := self._decoder.next_event()) is not None:
@@ -280,6 +314,10 @@ class MuxRpcConnection:
         local = -packet.request
         if packet.request == 0:
             return None  # packet-stream "message" without reply: unused by muxrpc, ignored like JS
+        if packet.stream and local in self._calls.rejected:
+            if packet.end:
+                del self._calls.rejected[local]
+            return None  # the peer's items or end on a stream we refused
         if packet.stream and local in self._calls.streams:
             return self._on_stream_packet(local, self._calls.streams[local], packet)
         if packet.request > 0:
@@ -299,8 +337,6 @@ class MuxRpcConnection:
             del self._calls.streams[local]
         else:
             self._end_stream(local, stream, None)
-        if not stream.announced:
-            return None
         return StreamEnded(local, None if _is_true(packet) else ErrorBody.parse(packet))
 
     def _on_request(self, local: int, packet: Packet) -> MuxRpcEvent | None:
@@ -309,21 +345,23 @@ class MuxRpcConnection:
         try:
             name, args, call_type = _parse_request(packet)
         except MuxRpcError as exc:
-            self._reject(local, packet.stream, ErrorBody("Error", str(exc), f"Error: {exc}"))
-            return None
+            return self._reject(local, packet.stream, (), ErrorBody("Error", str(exc), f"Error: {exc}"))
         if self._manifest.get(".".join(name)) is not call_type:
-            self._reject(local, packet.stream, unknown_method_error(name))
-            return None
+            return self._reject(local, packet.stream, name, unknown_method_error(name))
         if call_type is CallType.ASYNC:
             self._calls.awaiting_reply.add(local)
         else:
             self._calls.streams[local] = _Stream(call_type)
         return IncomingCall(local, name, args, call_type)
 
-    def _reject(self, local: int, is_stream: bool, error: ErrorBody) -> None:
+    def _reject(self, local: int, is_stream: bool, name: tuple[str, ...], error: ErrorBody) -> CallRejected:
         if is_stream:
-            self._calls.streams[local] = _Stream(CallType.DUPLEX, local_ended=True, announced=False)
+            rejected = self._calls.rejected
+            rejected[local] = None
+            if len(rejected) > REJECTED_MEMORY:
+                del rejected[next(iter(rejected))]
         self._write(local, error.to_json(), stream=is_stream, end=True)
+        return CallRejected(local, name)
 
     def _on_goodbye(self) -> ConnectionClosed:
         open_requests = self.open_requests()

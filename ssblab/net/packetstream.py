@@ -72,6 +72,17 @@ class PacketStreamDecoder:
         self._max_body_length = max_body_length
         self.closed = False
 
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet cut into packets (a partly sent packet): what a shell budgets."""
+        return len(self._buffer)
+
+    def discard(self) -> None:
+        """Drop whatever is buffered (the connection is gone): a half-sent 16 MiB packet is freed at once rather
+        than when the garbage collector reaches the connection's reference cycles."""
+        self._buffer = bytearray()
+        self.closed = True
+
     def receive_data(self, data: bytes) -> None:
         """Buffer bytes; nothing is parsed until :meth:`next_event`."""
         if self.closed and data:

@@ -136,7 +136,7 @@ def _with_forks(path: str | Path, report: ValidationReport) -> ValidationReport:
     if kind == "store":
         from ssblab.store.store import Store
 
-        with Store(where) as store:
+        with Store(where, read_only=True) as store:
             report.forks.extend(store.forks())
     return report
 

@@ -4,6 +4,9 @@ A thin asyncio shell around `Session`: the caller (initiator) names the trDAG's 
 server looks its replica up, and both sides run their session in lockstep on one duplex stream, each item one
 `codec` message as a binary body. A `ReconcileError` on either side ends the stream with the check's text, so the
 other side fails too instead of waiting; a peer that goes silent is cut off by ``timeout``.
+
+Both ends always check content ids: ``content_id`` is a required argument, so a peer cannot push a known id with
+a forged payload (the pure `Session` leaves it optional for the algorithm's own tests with named nodes).
 """
 
 from __future__ import annotations
@@ -43,9 +46,19 @@ async def _next(items: AsyncIterator[Any], timeout: float) -> Any:
         raise ReconcileError(Check.CLOSED, "the peer ended the stream before the session was done") from None
 
 
-async def reconcile(rpc: RpcConnection, dag: TrDag, *, content_id: Callable[[Node], bytes] | None = None,
+ContentId = Callable[[Node], bytes]
+
+
+async def reconcile(rpc: RpcConnection, dag: TrDag, *, content_id: ContentId,
                     timeout: float = DEFAULT_TIMEOUT) -> TrDag:
     """Reconcile our replica ``dag`` with the peer's; returns the union, every part of it checked.
+
+    Args:
+        rpc: the connection.
+        dag: our replica.
+        content_id: the id a message must have given its content (e.g. `simulate.content_id`); every message the
+            peer pushes is checked against it.
+        timeout: seconds the peer may stay silent.
 
     Raises:
         ReconcileError: a check failed on our side (the peer is told) or the peer failed, stalled or left.
@@ -68,10 +81,9 @@ async def reconcile(rpc: RpcConnection, dag: TrDag, *, content_id: Callable[[Nod
 
 
 def reconcile_handler(replica: Callable[[bytes], TrDag | None], on_result: Callable[[TrDag], None], *,
-                      content_id: Callable[[Node], bytes] | None = None,
-                      timeout: float = DEFAULT_TIMEOUT) -> Handler:
+                      content_id: ContentId, timeout: float = DEFAULT_TIMEOUT) -> Handler:
     """The server side: ``replica(root)`` gives our trDAG for a root (None: we hold none), ``on_result`` gets the
-    union when a session succeeds."""
+    union when a session succeeds; ``content_id`` as for `reconcile`."""
 
     async def sync(conn: RpcConnection, incoming: AsyncIterator[Any], root_hex: str = "") -> AsyncIterator[bytes]:
         try:

@@ -1,12 +1,16 @@
 """The replication server: muxrpc handlers over a `LiveStore`, behind the `policy` decision table.
 
 Strategy: every handler is wrapped once by `ReplicaServer._guard`, which looks up the caller's per-connection
-session (its role, decided right after the handshake; its token bucket; its open streams) and either lets the call
-through or fails it with the JS "not in list of allowed methods" wording. Blocked peers and peers beyond the
-connection cap are closed in ``on_connection``, before any of their calls is dispatched.
+session (its role, decided right after the handshake; its token bucket; its open calls) and either lets the call
+through or fails it with the JS "not in list of allowed methods" wording. Calls to methods we do not serve take a
+token from a bucket of their own (`on_rejected`); a peer that runs out on those is dropped. Blocked peers are
+closed in ``on_connection`` before any of their calls is dispatched; when the server is full, the seat of the peer
+idle the longest goes to the newcomer (`policy.seat_for`), and a peer with no call open for ``idle_timeout`` is
+closed. What all peers make the server hold is capped by one `BufferBudget`. A handler's unexpected failure
+reaches the caller as "internal error", never as its own text (which may be SQLite's).
 
 Invariants: a handler never holds a SQLite cursor across an ``await`` (`LiveStore` reads in pages); a live history
-stream follows appends made by any writer of the same `LiveStore`; every stream counted in a session is uncounted
+stream follows appends made by any writer of the same `LiveStore`; every call counted in a session is uncounted
 when it ends, however it ends.
 """
 
@@ -15,22 +19,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from nacl.signing import SigningKey
 
-from ssblab.core.errors import InvalidRef
+from ssblab.core.errors import InvalidRef, SsbError
 from ssblab.core.refs import is_blob_id, is_feed_id
+from ssblab.core.strict_json import MAX_SAFE_INTEGER
 from ssblab.net.aio import Handler, RpcConnection, as_signing_key, default_handlers, feed_id, serve
-from ssblab.net.muxrpc import CallType
+from ssblab.net.budget import BufferBudget
+from ssblab.net.muxrpc import CallRejected, CallType
 from ssblab.net.shs import MAIN_NETWORK_KEY
 from ssblab.replicate.clocks import ClockStore
 from ssblab.replicate.ebt_shell import EbtShell
 from ssblab.replicate.errors import PermissionDenied, ReplicationError
 from ssblab.replicate.hub import LiveStore, wire_record
-from ssblab.replicate.policy import Bucket, Permission, Policy, is_allowed, may_read_feed, role_of, take
+from ssblab.replicate.policy import (
+    Bucket,
+    Permission,
+    Policy,
+    Seat,
+    is_allowed,
+    may_read_feed,
+    role_of,
+    seat_for,
+    take,
+)
 
 __all__ = ["ANNOUNCE_DELAY", "BLOB_CHUNK", "BLOB_MAX", "HistoryQuery", "ReplicaServer", "Session"]
 
@@ -41,11 +57,16 @@ ANNOUNCE_DELAY = 2.0
 
 @dataclass
 class Session:
-    """What the server knows about one connected peer."""
+    """What the server knows about one connected peer: ``calls`` of its own open (``streams`` of them streams),
+    idle since ``last_active`` when none is."""
 
     peer: str
     role: Permission
+    trusted: bool = False
+    last_active: float = 0.0
     bucket: Bucket | None = None
+    rejected: Bucket | None = None  # calls to methods we do not serve
+    calls: int = 0
     streams: int = 0
     called: asyncio.Event = field(default_factory=asyncio.Event)
     haves: asyncio.Queue[dict[str, int]] = field(default_factory=asyncio.Queue)
@@ -69,10 +90,17 @@ class HistoryQuery:
         if not isinstance(opts, dict) or not is_feed_id(opts.get("id")):
             raise ReplicationError(f"createHistoryStream: 'id' must be a feed id, got {opts!r:.120}", code="args")
         seq, limit = opts.get("seq", opts.get("sequence", 1)), opts.get("limit")
-        if type(seq) is not int or (limit is not None and (type(limit) is not int or limit < 0)):
-            raise ReplicationError(f"createHistoryStream: bad seq {seq!r} or limit {limit!r}", code="args")
+        if not _is_count(seq, signed=True) or (limit is not None and not _is_count(limit)):
+            raise ReplicationError(f"createHistoryStream: seq and limit are integers below 2**53, got seq "
+                                   f"{seq!r:.40} and limit {limit!r:.40}", code="args")
         return cls(opts["id"], max(seq, 1), limit, opts.get("live") is True, opts.get("old") is not False,
                    opts.get("keys") is not False)
+
+
+def _is_count(value: Any, signed: bool = False) -> TypeGuard[int]:
+    """An integer JS can hold exactly (SQLite's 64-bit integers hold them too)."""
+    low = -MAX_SAFE_INTEGER if signed else -1
+    return type(value) is int and low < value < MAX_SAFE_INTEGER
 
 
 class ReplicaServer:
@@ -87,6 +115,7 @@ class ReplicaServer:
         self.wants: dict[str, int] = {}
         self._extra = extra or {}
         self.ebt = EbtShell(live, self.id, live.store.heads(), ClockStore(live.store.path)) if ebt else None
+        self.budget: BufferBudget[RpcConnection] = BufferBudget(self.policy.max_buffered)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def handlers(self) -> dict[str, Handler]:
@@ -106,24 +135,54 @@ class ReplicaServer:
     async def start(self, host: str = "127.0.0.1", port: int = 0, network_key: bytes = MAIN_NETWORK_KEY,
                     *, timeout: float = 10.0) -> asyncio.Server:
         return await serve(self.signing_key, host, port, network_key, handlers=self.handlers(), timeout=timeout,
-                           on_connection=self.on_connection)
+                           on_connection=self.on_connection, budget=self.budget, on_rejected=self.on_rejected)
 
     async def on_connection(self, conn: RpcConnection) -> None:
-        """Refuse blocked peers and peers beyond the cap at once; otherwise open their session."""
-        blocked = {contact for contact, stance in self.live.contacts(self.id).items() if stance == "block"}
-        role = role_of(conn.remote_id, self.id, blocked)
-        if role is Permission.BLOCKED or len(self.sessions) >= self.policy.max_connections:
+        """Refuse blocked peers, and newcomers when every seat is busy; else seat them (maybe in an idle peer's
+        seat) and open their session."""
+        stances = self.live.contacts(self.id)
+        role = role_of(conn.remote_id, self.id, {contact for contact, stance in stances.items() if stance == "block"})
+        trusted = role is Permission.MASTER or stances.get(conn.remote_id) == "follow"
+        seats = [Seat(c, s.trusted, s.calls > 0, s.last_active) for c, s in self.sessions.items()]
+        admitted, evicted = seat_for(self.policy, trusted, seats) if role is not Permission.BLOCKED else (False, None)
+        if not admitted:
             await conn.close()
             return
-        self.sessions[conn] = Session(conn.remote_id, role)
-        for job in (self._forget(conn), self._announce(conn), self._answer_wants(conn)):
+        if isinstance(evicted, RpcConnection):
+            self.sessions.pop(evicted, None)
+            evicted.abort(ReplicationError("dropped: idle while the server was full", code="idle"))
+        session = self.sessions[conn] = Session(conn.remote_id, role, trusted, self._clock())
+        for job in (self._forget(conn), self._announce(conn), self._answer_wants(conn), self._reap(conn, session)):
             task = asyncio.create_task(job)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
+    def on_rejected(self, conn: RpcConnection, call: CallRejected) -> None:
+        """A call to a method we do not serve (answered already) costs a token; a peer out of tokens is dropped."""
+        session = self._session(conn)
+        session.rejected, ok = take(session.rejected, self._clock(), self.policy, self.policy.rejected_burst)
+        if not ok:
+            conn.abort(ReplicationError(f"dropped: over the rate limit of {self.policy.rate}/s with calls to "
+                                        f"methods not served ({'.'.join(call.name)[:60]})", code="rate-limit"))
+
     async def _forget(self, conn: RpcConnection) -> None:
         await conn.wait_closed()
         self.sessions.pop(conn, None)
+
+    async def _reap(self, conn: RpcConnection, session: Session) -> None:
+        """Close the connection once its peer has had no call open for ``idle_timeout`` seconds."""
+        timeout = self.policy.idle_timeout
+        while True:
+            idle_for = self._clock() - session.last_active
+            if session.calls == 0 and idle_for >= timeout:
+                try:
+                    await asyncio.wait_for(conn.close(), ANNOUNCE_DELAY)  # goodbye, unless the peer reads nothing
+                except TimeoutError:
+                    conn.abort(ReplicationError(f"closed: no call for {timeout} s", code="idle"))
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(conn.wait_closed(), timeout - idle_for if session.calls == 0 else timeout)
+                return
 
     async def _announce(self, conn: RpcConnection) -> None:
         """Ask the peer for one message of its own feed and drop it: JS ssb-replicate (legacy) starts pulling
@@ -160,6 +219,7 @@ class ReplicaServer:
     def _admit(self, conn: RpcConnection, name: str, stream: bool) -> Session:
         session = self._session(conn)
         session.called.set()
+        session.last_active = self._clock()
         if not is_allowed(session.role, name):
             raise PermissionDenied(name)
         session.bucket, ok = take(session.bucket, self._clock(), self.policy)
@@ -168,23 +228,34 @@ class ReplicaServer:
         if stream and session.streams >= self.policy.max_streams:
             raise ReplicationError(f"{name}: at most {self.policy.max_streams} open streams", code="stream-limit")
         session.streams += stream
+        session.calls += 1
         return session
+
+    def _done(self, session: Session, stream: bool) -> None:
+        session.streams -= stream
+        session.calls -= 1
+        session.last_active = self._clock()
 
     def _guard(self, name: str, handler: Handler) -> Handler:
         inner = handler.func
         if handler.call_type is CallType.ASYNC:
             async def call(conn: RpcConnection, *args: Any) -> Any:
-                self._admit(conn, name, stream=False)
-                return await inner(conn, *args)
+                session = self._admit(conn, name, stream=False)
+                try:
+                    with _internal_errors(name):
+                        return await inner(conn, *args)
+                finally:
+                    self._done(session, stream=False)
             return Handler(handler.call_type, call)
 
         async def stream(conn: RpcConnection, *args: Any) -> AsyncIterator[Any]:
             session = self._admit(conn, name, stream=True)
             try:
-                async for item in inner(conn, *args):
-                    yield item
+                with _internal_errors(name):
+                    async for item in inner(conn, *args):
+                        yield item
             finally:
-                session.streams -= 1
+                self._done(session, stream=True)
         return Handler(handler.call_type, stream)
 
     # --- history -------------------------------------------------------------------------------------------
@@ -248,6 +319,18 @@ class ReplicaServer:
         session = self._session(conn)
         while True:
             yield await session.haves.get()
+
+
+@contextlib.contextmanager
+def _internal_errors(name: str) -> Iterator[None]:
+    """A handler's own errors (`SsbError`) reach the caller as they are; anything else is a bug or a damaged store,
+    and its text (SQLite's, say) stays here."""
+    try:
+        yield
+    except SsbError:
+        raise
+    except Exception as exc:
+        raise ReplicationError(f"{name}: internal error ({type(exc).__name__})", code="internal") from exc
 
 
 def _per_blob(ids: Any, probe: Callable[[str], Any]) -> Any:

@@ -18,9 +18,11 @@ __all__ = ["BlobStore"]
 
 
 class BlobStore:
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, *, create: bool = True) -> None:
+        """``create`` makes the folder now (``False`` for a read-only store: `add` makes it when needed)."""
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.root.mkdir(parents=True, exist_ok=True)
 
     def path(self, ref: str) -> Path:
         digest = parse_blob_id(ref).hex()

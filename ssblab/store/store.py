@@ -18,46 +18,16 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ssblab.core.encoding import encode_compact
-from ssblab.core.errors import InvalidMessage, Rule, SsbError
+from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message
 from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
 from ssblab.store.blobs import BlobStore
+from ssblab.store.db import StoreError, open_database
 from ssblab.store.received import Received
 
-__all__ = ["BATCH", "SCHEMA_VERSION", "Store", "StoreStats", "export_jsonl"]
+__all__ = ["BATCH", "Store", "StoreStats"]
 
-SCHEMA_VERSION = 1
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS messages (
-    seq INTEGER PRIMARY KEY,          -- local log order
-    id TEXT NOT NULL UNIQUE,
-    author TEXT NOT NULL,
-    sequence INTEGER NOT NULL,
-    received REAL NOT NULL,           -- ms since the epoch, when this replica got it
-    type TEXT,                        -- content type; NULL for private messages
-    value BLOB NOT NULL,              -- compact JSON of the message value
-    UNIQUE (author, sequence)
-);
-CREATE TABLE IF NOT EXISTS feeds (
-    author TEXT PRIMARY KEY,
-    sequence INTEGER NOT NULL,
-    id TEXT NOT NULL,
-    timestamp REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS forks (
-    author TEXT NOT NULL,
-    sequence INTEGER NOT NULL,
-    known_id TEXT NOT NULL,
-    conflicting_id TEXT NOT NULL,
-    conflicting_value BLOB NOT NULL,
-    found REAL NOT NULL,
-    PRIMARY KEY (author, conflicting_id)
-);
-"""
 BATCH = 2000
 
 
@@ -86,27 +56,31 @@ class Store:
         (1, 1)
     """
 
-    def __init__(self, path: str | Path, *, hmac_key: Any = None, strict: bool = False) -> None:
-        self.path = Path(path)
-        self.strict = strict  # refuse messages that break a strict JSON rule JS accepts (`validate.Finding`)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.hmac_key = hmac_key
-        self.db = sqlite3.connect(self.path / "ssblab.sqlite3", isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")  # a committed batch survives power loss, not only a crash
-        self.db.executescript(_SCHEMA)
-        self._check_version()
-        self.blobs = BlobStore(self.path / "blobs")
-        self.validator = self._new_validator()
-        self.native = FeedValidator(hmac_key)  # bendy-butt and buttwoo feeds: verified and counted, not stored
+    def __init__(self, path: str | Path, *, hmac_key: Any = None, strict: bool = False, create: bool = True,
+                 read_only: bool = False) -> None:
+        """Open (or, with ``create``, make) the store in folder ``path``.
 
-    def _check_version(self) -> None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
-            raise SsbError(f"{self.path} has store schema {row[0]}, this ssblab reads {SCHEMA_VERSION}",
-                           code="store-version")
+        ``read_only`` opens an existing store for reading only (verify, export): nothing is written, so a store on
+        a read-only disk works; `append` then fails with ``store-read-only``. ``strict`` refuses messages that
+        break a strict JSON rule JS accepts (`ssblab.core.validate.Finding`).
+
+        Raises:
+            StoreError: the store is missing (``read_only`` or not ``create``), damaged, of another schema
+                version, or not writable (`ssblab.store.db.open_database`).
+        """
+        self.path = Path(path)
+        self.hmac_key = hmac_key
+        self.strict = strict  # refuse messages that break a strict JSON rule JS accepts (`validate.Finding`)
+        self.read_only = read_only
+        self.db = open_database(self.path, read_only=read_only, create=create)
+        try:
+            self.validator = self._new_validator()
+        except (sqlite3.DatabaseError, TypeError) as exc:
+            self.db.close()
+            raise StoreError(f"{self.path}: the feeds or forks table is damaged ({exc})", code="store-corrupt"
+                             ) from None
+        self.blobs = BlobStore(self.path / "blobs", create=not read_only)
+        self.native = FeedValidator(hmac_key)  # bendy-butt and buttwoo feeds: verified and counted, not stored
 
     def _new_validator(self) -> FeedValidator:
         """Validator state rebuilt from what is committed (at open, and after a failed batch)."""
@@ -147,12 +121,17 @@ class Store:
         verified in their feeds' order and counted (``report.formats``), but not stored: the store holds
         classic feeds.
         """
+        if self.read_only:
+            raise StoreError(f"{self.path} was opened read-only: nothing can be appended", code="store-read-only")
         self.validator.report = ValidationReport(heads=self.validator.report.heads)
         self.native.report = ValidationReport(heads=self.native.report.heads)
         items = iter(messages)
         while batch := list(islice(items, BATCH)):
             try:
                 self._append_batch(batch)
+            except sqlite3.DatabaseError as exc:  # a disk gone read-only or full: the batch rolled back
+                self.validator = self._new_validator()
+                raise _write_error(self.path, exc) from None
             except BaseException:
                 self.validator = self._new_validator()  # the batch rolled back: forget what it advanced
                 raise
@@ -226,6 +205,10 @@ class Store:
             "SELECT seq, value, received FROM messages WHERE seq > ? ORDER BY seq", (since,)
         )
 
+    def rows(self) -> Iterator[tuple[int, str, str, int, bytes, float]]:
+        """``(local_seq, id, author, sequence, compact_value_json, received_ms)`` in local log order."""
+        yield from self.db.execute("SELECT seq, id, author, sequence, value, received FROM messages ORDER BY seq")
+
     def forks(self) -> list[Fork]:
         return [
             Fork(author, seq, known, Message.from_json(value))
@@ -255,6 +238,11 @@ class Store:
         )
 
 
+def _write_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
+    code = "store-read-only" if "readonly" in str(exc) else "store-write"
+    return StoreError(f"{path}: cannot write the store ({exc}); nothing of this batch was stored", code=code)
+
+
 def _row(msg: Message, received: float) -> tuple[Any, ...]:
     content = msg.content
     kind = content.get("type") if isinstance(content, dict) else None
@@ -265,17 +253,3 @@ def _row(msg: Message, received: float) -> tuple[Any, ...]:
 def _fork_row(fork: Fork, now: float) -> tuple[Any, ...]:
     return (fork.author, fork.sequence, fork.known_id, fork.conflicting.id,
             encode_compact(fork.conflicting.value), now)
-
-
-def export_jsonl(store: Store, path: str | Path, *, records: bool = False) -> int:
-    """Write the store's messages in log order: one value per line, or ``{key, value, timestamp}`` records."""
-    count = 0
-    with open(path, "wb") as out:
-        for _, value, received in store.log():
-            if records:
-                msg = Message.from_json(value)
-                out.write(orjson.dumps({"key": msg.id, "value": msg.value, "timestamp": received}) + b"\n")
-            else:
-                out.write(value + b"\n")
-            count += 1
-    return count

@@ -22,6 +22,7 @@ from ssblab.viz.charts import (
     ranking,
     replication_growth,
     series_lines,
+    side_by_side,
     size_comparison,
     spec,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "replication_growth",
     "save",
     "series_lines",
+    "side_by_side",
     "size_comparison",
     "spec",
 ]
@@ -81,4 +83,4 @@ def as_altair(chart: dict[str, Any]) -> Any:
     """The spec as an Altair chart, for display in a notebook."""
     import altair as alt
 
-    return alt.Chart.from_dict(chart)
+    return (alt.HConcatChart if "hconcat" in chart else alt.Chart).from_dict(chart)

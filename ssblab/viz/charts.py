@@ -66,6 +66,20 @@ def spec(frame: Any, columns: list[str], *, title: str, subtitle: str = "", widt
             "data": {"values": _records(frame, columns)}, **body}
 
 
+def side_by_side(*charts: dict[str, Any]) -> dict[str, Any]:
+    """Charts next to each other, each with its own title, under one look (a Vega-Lite ``hconcat``).
+
+    Examples:
+        >>> import pandas as pd
+        >>> one = spec(pd.DataFrame({"x": [1]}), ["x"], title="a", mark="point")
+        >>> both = side_by_side(one, spec(pd.DataFrame({"x": [2]}), ["x"], title="b", mark="point"))
+        >>> [part["title"]["text"] for part in both["hconcat"]], "config" in both["hconcat"][0]
+        (['a', 'b'], False)
+    """
+    parts = [{key: value for key, value in chart.items() if key not in ("$schema", "config")} for chart in charts]
+    return {"$schema": VEGA_LITE_SCHEMA, "config": THEME, "hconcat": parts}
+
+
 DAY_MS = 86_400_000
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ssblab.net.errors import LocalProtocolError, NetProtocolError
 from ssblab.net.muxrpc import (
     CallFailed,
+    CallRejected,
     CallResponse,
     CallType,
     ConnectionClosed,
@@ -76,7 +77,7 @@ def test_async_error_answer_has_js_shape() -> None:
 def test_unknown_method_is_answered_with_an_error(call_type: CallType) -> None:
     pair = make_pair(None)
     request = pair.a.call(["no", "such"], [1], call_type)
-    assert pair.deliver(pair.a) == []  # never reaches b's application
+    assert pair.deliver(pair.a) == [CallRejected(-request, ("no", "such"))]  # answered already: only counted
     raw = pair.b.data_to_send()
     (packet,) = drain(PacketStreamDecoder(), raw, None)
     body = json.loads(packet.body)
@@ -96,7 +97,7 @@ def test_unknown_method_is_answered_with_an_error(call_type: CallType) -> None:
 def test_a_call_with_the_wrong_type_is_refused() -> None:
     pair = make_pair(None)
     pair.a.call("whoami", [], CallType.SOURCE)
-    assert pair.deliver(pair.a) == []
+    assert pair.deliver(pair.a) == [CallRejected(-1, ("whoami",))]
     assert isinstance(pair.deliver(pair.b)[0], StreamEnded)
 
 
@@ -188,7 +189,7 @@ def test_late_and_stray_packets_are_ignored() -> None:
 @pytest.mark.parametrize("body", [b"[1]", b'{"name": 5}', b'{"name": ["whoami"], "args": 3}', b"\xff"])
 def test_malformed_requests_get_an_error_answer(body: bytes) -> None:
     conn = MuxRpcConnection(MANIFEST)
-    assert drain(conn, encode_packet(Packet(1, body)), None) == []
+    assert drain(conn, encode_packet(Packet(1, body)), None) == [CallRejected(-1, ())]
     (answer,) = drain(PacketStreamDecoder(), conn.data_to_send(), None)
     assert answer.request == -1 and answer.end and "muxrpc" in json.loads(answer.body)["message"]
 

@@ -79,9 +79,14 @@ def resolve_source(path: str | Path) -> tuple[str, Path]:
                       "ssb-fixtures folder, ssb-db2 data or an archive)")
 
 
-def plan_splits(path: str | Path, *, split_bytes: int = SPLIT_BYTES, split_rows: int = SPLIT_ROWS) -> list[Split]:
-    """Cut a source into splits at record boundaries (the driver's only pass over the data)."""
-    kind, where = resolve_source(path)
+def plan_splits(path: str | Path, *, split_bytes: int = SPLIT_BYTES, split_rows: int = SPLIT_ROWS,
+                kind: str | None = None) -> list[Split]:
+    """Cut a source into splits at record boundaries (the driver's only pass over the data); ``kind`` reads it
+    with that reader, whatever its first bytes look like (a damaged file)."""
+    if kind is None:
+        kind, where = resolve_source(path)
+    else:
+        where = READERS[kind].detect(Path(path).absolute()) or Path(path).absolute()
     return READERS[kind].plan(where, split_bytes, split_rows)
 
 
@@ -106,10 +111,11 @@ def received_of(record: RawRecord, hmac_key: bytes | None = None) -> Received:
     return received
 
 
-def read_source(path: str | Path, *, hmac_key: Any = None) -> Iterator[Received]:
-    """Every record of a source as a `Received`, in log order: what ``ssblab import`` appends to a store."""
+def read_source(path: str | Path, *, hmac_key: Any = None, kind: str | None = None) -> Iterator[Received]:
+    """Every record of a source as a `Received`, in log order: what ``ssblab import`` appends to a store
+    (``kind``: read it with that reader, as `plan_splits`)."""
     key = hmac_key_bytes(hmac_key)
-    for split in plan_splits(path):
+    for split in plan_splits(path, kind=kind):
         for record in iter_split(split):
             yield received_of(record, key)
 

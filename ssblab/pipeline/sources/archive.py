@@ -72,8 +72,11 @@ def detect(path: Path) -> Path | None:
 def plan(path: Path, split_bytes: int, split_rows: int) -> list[Split]:
     """Whole blocks, about ``split_rows`` messages per split, in ``pos`` order (only Bundles are read)."""
     from ssblab.archive.folder import blob_ref, open_archive
+    from ssblab.archive.verify import check_stored
 
     archive = open_archive(path)
+    for bundle in archive.bundles:  # what `ssblab archive verify` requires too; unreadable blocks become records
+        check_stored(bundle, archive.fetch, skip_unavailable=True)
     splits: list[Split] = []
     pieces: list[Piece] = []
     pos = start = 0

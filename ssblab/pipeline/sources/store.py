@@ -1,4 +1,5 @@
-"""An ssblab store folder as a source: its local log (``messages`` ordered by ``seq``), read-only.
+"""An ssblab store folder as a source: its local log (``messages`` ordered by ``seq``), read-only (a store that is
+not one of ours, or is damaged, is refused by `ssblab.store.db.open_database` with the fault named).
 
 Splits are ranges of local seq; ``pos`` is the seq and ``where`` is ``store#seq``. Every stored value is checked
 again from scratch (nothing is trusted from the store's tables), with its receive time.
@@ -6,28 +7,24 @@ again from scratch (nothing is trusted from the store's tables), with its receiv
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 from ssblab.pipeline.splits import RawRecord, Split
+from ssblab.store.db import is_store, open_database
 
 __all__ = ["KIND", "detect", "plan", "records"]
 
 KIND = "store"
-DATABASE = "ssblab.sqlite3"
 
 
 def detect(path: Path) -> Path | None:
-    return path if (path / DATABASE).is_file() else None
-
-
-def _connect(folder: str | Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{(Path(folder) / DATABASE).as_uri()}?mode=ro", uri=True)
+    return path if is_store(path) else None
 
 
 def plan(path: Path, split_bytes: int, split_rows: int) -> list[Split]:
-    with _connect(path) as db:
+    with closing(open_database(path, read_only=True)) as db:
         low, high = db.execute("SELECT min(seq), max(seq) FROM messages").fetchone()
     if low is None:
         return []
@@ -36,7 +33,7 @@ def plan(path: Path, split_bytes: int, split_rows: int) -> list[Split]:
 
 
 def records(split: Split) -> Iterator[RawRecord]:
-    with _connect(split.path) as db:
+    with closing(open_database(Path(split.path), read_only=True)) as db:
         rows = db.execute("SELECT seq, value, received FROM messages WHERE seq >= ? AND seq < ? ORDER BY seq",
                           (split.start, split.end)).fetchall()
     for seq, value, received in rows:
