@@ -29,8 +29,16 @@ from ssblab.core.refs import b64
 from ssblab.store.blobs import BlobStore
 
 __all__ = [
-    "ARCHIVE_FILE", "ArchiveFolder", "archive_file_name", "blob_ref", "is_archive_file", "is_blob_folder",
-    "open_archive", "stored_bytes", "write_archives",
+    "ARCHIVE_FILE",
+    "ArchiveFolder",
+    "archive_file_name",
+    "blob_ref",
+    "is_archive_file",
+    "is_blob_folder",
+    "open_archive",
+    "read_content",
+    "stored_bytes",
+    "write_archives",
 ]
 
 ARCHIVE_FILE = "archive.json"

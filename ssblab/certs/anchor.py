@@ -24,6 +24,8 @@ from ssblab.core.errors import InvalidMessage, InvalidRef
 from ssblab.core.message import verify_message
 from ssblab.core.refs import b64, decode_canonical_b64
 
+__all__ = ["ANCHOR_TYPE", "anchor_content", "read_anchor"]
+
 ANCHOR_TYPE = "merkle-anchor"
 _MAX_HEIGHT = 40  # 2**40 messages: more than any feed will hold
 

@@ -45,8 +45,22 @@ from ssblab.core.errors import SsbError
 from ssblab.core.varint import encode_uvarint
 
 __all__ = [
-    "HASH_BYTES", "LEAF_PREFIX", "NODE_PREFIX", "CertRule", "Certificate", "CertificateError", "FeedTree",
-    "check_consistent", "decode", "diamond_height", "encode", "leaf_hash", "node_hash", "required_length", "verify",
+    "HASH_BYTES",
+    "LEAF_PREFIX",
+    "NODE_PREFIX",
+    "Anchor",
+    "CertRule",
+    "Certificate",
+    "CertificateError",
+    "FeedTree",
+    "check_consistent",
+    "decode",
+    "diamond_height",
+    "encode",
+    "leaf_hash",
+    "node_hash",
+    "required_length",
+    "verify",
     "verify_order",
 ]
 

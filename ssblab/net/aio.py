@@ -45,8 +45,16 @@ from ssblab.net.muxrpc import (
 from ssblab.net.shs import MAIN_NETWORK_KEY, ClientHandshake, HandshakeComplete, ServerHandshake
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "DuplexStream", "Handler", "RpcConnection", "as_signing_key", "connect", "default_handlers",
-    "feed_id", "serve",
+    "DEFAULT_TIMEOUT",
+    "DuplexStream",
+    "Handler",
+    "OnRejected",
+    "RpcConnection",
+    "as_signing_key",
+    "connect",
+    "default_handlers",
+    "feed_id",
+    "serve",
 ]
 
 DEFAULT_TIMEOUT = 10.0

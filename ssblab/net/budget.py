@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["DEFAULT_BUDGET", "BufferBudget"]
+from ssblab.net.errors import LocalProtocolError
+
+__all__ = ["DEFAULT_BUDGET", "BufferBudget", "H"]
 
 DEFAULT_BUDGET = 64 * 2**20  # 64 MiB
 H = TypeVar("H", bound=Hashable)
@@ -33,7 +35,7 @@ class BufferBudget(Generic[H]):
 
     def __init__(self, limit: int = DEFAULT_BUDGET) -> None:
         if limit < 1:
-            raise ValueError(f"a buffer budget is at least 1 byte, got {limit}")
+            raise LocalProtocolError(f"a buffer budget is at least 1 byte, got {limit}")
         self.limit = limit
         self.total = 0
         self._held: dict[H, int] = {}

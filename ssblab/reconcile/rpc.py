@@ -25,7 +25,7 @@ from ssblab.reconcile.dag import Node, TrDag
 from ssblab.reconcile.errors import Check, ReconcileError
 from ssblab.reconcile.session import ReconcileRole, Session, State
 
-__all__ = ["DEFAULT_TIMEOUT", "METHOD", "reconcile", "reconcile_handler"]
+__all__ = ["DEFAULT_TIMEOUT", "METHOD", "ContentId", "reconcile", "reconcile_handler"]
 
 METHOD = "reconcile.sync"
 DEFAULT_TIMEOUT = 30.0

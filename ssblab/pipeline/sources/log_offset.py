@@ -37,6 +37,8 @@ def detect(path: Path) -> Path | None:
 
 def plan(path: Path, split_bytes: int, split_rows: int) -> list[Split]:
     """Hop frame headers; a frame that does not fit is left to the reader, which reports it as torn."""
+    if path.stat().st_size == 0:
+        return []
     splits, start, offset = [], 0, 0
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         size = len(data)
