@@ -15,8 +15,6 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -28,10 +26,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser import chromium, kill_group, require_browser
+
 WIDGETS = ("ssblab-graph-explorer", "ssblab-moderation-panel", "ssblab-feed-browser")
-CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                  "--window-size=1400,1800")
 CELLS = [
     "from ssblab.generate import GeneratedNetwork, NetworkSpec\n"
     "from ssblab.widgets import FeedBrowser, GraphExplorer, GraphSnapshot, ModerationPanel\n"
@@ -59,18 +56,6 @@ def _notebook(path: Path) -> None:
              for source in CELLS]
     path.write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5, "metadata": {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}))
-
-
-def _kill_group(process: subprocess.Popen[Any] | None, grace: float = 10.0) -> None:
-    """SIGTERM the process's group, then SIGKILL what is left after ``grace`` seconds."""
-    if process is None:
-        return
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(wait)
-            return
 
 
 @contextlib.contextmanager
@@ -104,30 +89,8 @@ def jupyterlab(root: Path) -> Iterator[str]:
             urllib.request.urlopen(request, timeout=5).close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             lab.wait(10)
-        _kill_group(lab)
+        kill_group(lab)
         log.close()
-
-
-@contextlib.contextmanager
-def chromium(log: Path) -> Iterator[Any]:
-    """Headless Chromium driven by Debian's chromedriver (selenium)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "chromium"
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    service = Service(shutil.which("chromedriver"), log_output=str(log), popen_kw={"start_new_session": True})
-    driver = None
-    try:
-        driver = webdriver.Chrome(options=options, service=service)
-        yield driver
-    finally:
-        if driver is not None:
-            with contextlib.suppress(Exception):
-                driver.quit()
-        _kill_group(service.process, grace=5.0)
 
 
 def _wait_for(driver: Any, script: str, timeout: float, what: str) -> Any:
@@ -152,9 +115,7 @@ def _is_busy(png: Path) -> tuple[int, float]:
 
 @pytest.mark.slow
 def test_widgets_render_in_jupyterlab(tmp_path: Path) -> None:
-    if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
-        pytest.skip("no headless browser: chromium and chromedriver are missing (scripts/install_browser.sh)")
-    pytest.importorskip("selenium", reason="selenium is not installed (the dev extra)")
+    require_browser()
     pytest.importorskip("jupyterlab", reason="jupyterlab is not installed (the notebooks extra)")
     pytest.importorskip("PIL", reason="pillow is not installed (the dev extra)")
     _notebook(tmp_path / "widgets.ipynb")
