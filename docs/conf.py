@@ -19,7 +19,7 @@ import ssblab  # noqa: E402  (after the path set-up above)
 
 project = "ssblab"
 author = "the ssblab authors"
-copyright = "the ssblab authors, MIT licence"  # noqa: A001  (Sphinx's name)
+copyright = "the ssblab authors, MIT licence"
 release = version = ssblab.__version__
 
 extensions = [
@@ -53,7 +53,8 @@ nb_execution_raise_on_error = True
 nb_execution_in_temp = True
 nb_execution_show_tb = True
 nb_ipywidgets_js: dict[str, dict[str, str]] = {}
-nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None),  # widgets: their text
+                              ("html", "application/vnd.vegalite.v5+json", None)]  # charts: their SVG
 nb_merge_streams = True
 
 html_theme = "pydata_sphinx_theme"

@@ -18,7 +18,7 @@ KEY = "ssblab_gallery"  # env attribute: docname -> [(image uri, candidates, sec
 PAGES = "ssblab_gallery_pages"  # env attribute: the pages that hold a gallery
 
 
-class gallery_placeholder(nodes.General, nodes.Element):  # noqa: N801  (docutils names nodes in lower case)
+class gallery_placeholder(nodes.General, nodes.Element):
     """Where the gallery goes, filled in once every tutorial has been read."""
 
 

@@ -11,8 +11,9 @@ from tqdm import tqdm
 T = TypeVar("T")
 
 
-def progress(desc: str, total: int | None = None) -> tqdm:  # type: ignore[type-arg]
-    return tqdm(desc=desc, total=total, unit=" msg", unit_scale=True, disable=None, file=sys.stderr)
+def progress(desc: str, total: int | None = None, *, unit: str = " msg") -> tqdm:  # type: ignore[type-arg]
+    """A bar counting ``unit`` (messages unless told otherwise)."""
+    return tqdm(desc=desc, total=total, unit=unit, unit_scale=True, disable=None, file=sys.stderr)
 
 
 def ticking(items: Iterable[T], bar: tqdm) -> Iterator[T]:  # type: ignore[type-arg]

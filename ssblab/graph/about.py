@@ -13,12 +13,31 @@ only the attributes it names).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 ATTRIBUTES = ("name", "image", "description")
+SHORT_ID = 6  # characters of the key shown next to a name: enough to tell namesakes apart on screen
+
+
+def short_id(feed: str) -> str:
+    """``@AbCdE…`` for display."""
+    return feed[: SHORT_ID + 1] + "…"
+
+
+def feed_label(feed: str, names: Mapping[str, str]) -> str:
+    """A feed's name and the start of its key (names are self-chosen, so not unique); the key alone unnamed."""
+    name = names.get(feed)
+    return f"{name} ({short_id(feed)})" if name else short_id(feed)
+
+
+def self_chosen_names(abouts: DataFrame) -> dict[str, str]:
+    """``{feed: the name it gave itself last}``, collected to the driver (one Spark job)."""
+    chosen = self_and_given(about_directory(abouts)).where("self_chosen is not null").collect()
+    return {row["about"]: row["self_chosen"] for row in chosen}
 
 
 def about_directory(abouts: DataFrame) -> DataFrame:

@@ -9,11 +9,12 @@ library, never from this module's own reimplementation of them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssblab import viz
+from ssblab.graph.about import short_id
 from ssblab.report.html import Section, Table
 from ssblab.viz.charts import DAY_MS
 
@@ -25,11 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["archives_section", "follow_graph_section", "moderation_section", "overview_section", "tangles_section"]
 
-
-
-def short(feed: str) -> str:
-    """A feed or message id cut to its first characters, for tables."""
-    return feed[:10] + "…"
+Label = Callable[[str], str]  # a feed id -> how a person reads it (its name and the start of its key)
 
 
 def overview_section(messages: DataFrame) -> Section:
@@ -65,7 +62,7 @@ def _degree_counts(degrees: Any) -> Any:
     return pd.concat(parts, ignore_index=True)
 
 
-def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3) -> Section:
+def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3, label: Label = short_id) -> Section:
     """The follow graph from one root: hops, replication set, degrees, PageRank, components."""
     from pyspark.sql import functions as F
 
@@ -76,12 +73,12 @@ def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3) ->
     degrees = net.degrees().toPandas()
     components = net.components().select("component").distinct().count()
     ranks = net.pagerank().orderBy(F.desc("pagerank"), "id").limit(5).collect()
-    facts = [("root (the most active feed)", root), ("feeds", len(degrees)),
+    facts = [("root (the most active feed)", label(root)), ("feeds", len(degrees)),
              ("follows", int(degrees["out_degree"].sum())), ("mutual follows", mutual_follows(net.follows).count()),
              ("connected components", components),
              *((f"feeds within {row.hops} hops", int(row.feeds)) for row in by_hops.itertuples()),
              ("feeds the root's hops mark as blocked", sum(1 for v in hops.values() if v < 0))]
-    table = Table(["feed", "PageRank"], [(short(r["id"]), round(r["pagerank"], 4)) for r in ranks],
+    table = Table(["feed", "PageRank"], [(label(r["id"]), round(r["pagerank"], 4)) for r in ranks],
                   "the most central feeds (PageRank, 10 iterations)")
     return Section("The follow graph", "Who follows whom, and how far the root's replication reaches: SSB "
                    "replicates the feeds within a few follow hops (ssb-friends semantics, blocks respected).",
@@ -89,7 +86,7 @@ def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3) ->
                                     "degree-distribution": viz.degree_distribution(_degree_counts(degrees))})
 
 
-def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Section:
+def moderation_section(net: FollowNetwork, root: str, *, since: float, label: Label = short_id) -> Section:
     """What-if blocks, shared moderation (§6.3) and the resource-attack cliques (§8.6) for the root."""
     from pyspark.sql import functions as F
 
@@ -101,9 +98,9 @@ def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Sectio
     if top:
         target = top[0]["id"]
         whatif = net.whatif(root, [(root, target)])
-        facts.append((f"if the root blocked {short(target)} (its most central friend), feeds leaving",
+        facts.append((f"if the root blocked {label(target)} (its most central friend), feeds leaving",
                       len(whatif.leaving)))
-        rows += [("block " + short(target), short(feed), old, new) for feed, (old, new) in
+        rows += [("block " + label(target), label(feed), old, new) for feed, (old, new) in
                  list(whatif.changes.items())[:8]]
     shared = net.shared_moderation(root, min_friends=2)
     facts += [("trusted peers (followed by the root and 2+ of its friends)", len(shared.trusted)),
@@ -119,7 +116,7 @@ def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Sectio
                    "nothing is published.", facts, [table, clique_table])
 
 
-def tangles_section(edges: DataFrame, messages: DataFrame) -> Section:
+def tangles_section(edges: DataFrame, messages: DataFrame, *, label: Label = short_id) -> Section:
     """Threads: how many, how concurrent, how deep, and which links point at messages nobody has."""
     from pyspark.sql import functions as F
 
@@ -128,12 +125,15 @@ def tangles_section(edges: DataFrame, messages: DataFrame) -> Section:
     threads = edges.where(F.col("tangle") == "thread")
     heads = tangle_heads(threads).cache()
     depths = tangle_depths(threads).groupBy("root").agg(F.max("depth").alias("depth"), F.count("*").alias("size"))
-    deepest = depths.orderBy(F.desc("depth"), F.desc("size"), "root").limit(5).collect()
+    deepest = (depths.orderBy(F.desc("depth"), F.desc("size"), "root").limit(5)
+               .join(messages.select(F.col("id").alias("root"), "author"), "root", "left")
+               .orderBy(F.desc("depth"), F.desc("size"), "root").collect())
     facts = [("threads", heads.count()),
              ("threads with concurrent heads", heads.where("concurrent").count()),
              ("links to messages not in the dataset", dangling_links(threads, messages).count())]
-    table = Table(["root", "messages", "Lamport depth"], [(short(r["root"]), r["size"], r["depth"]) for r in deepest],
-                  "the deepest threads")
+    table = Table(["thread started by", "root message", "messages", "Lamport depth"],
+                  [(label(r["author"]) if r["author"] else "(not in the dataset)", short_id(r["root"]), r["size"],
+                    r["depth"]) for r in deepest], "the deepest threads")
     heads.unpersist()
     return Section("Threads and causal order", "Replies link to the messages they answer; those links, not the "
                    "claimed timestamps, order a thread (a tangle).", facts, [table])

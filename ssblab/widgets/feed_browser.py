@@ -23,8 +23,8 @@ import orjson
 
 from ssblab.core.errors import InvalidMessage
 from ssblab.core.validate import FeedValidator, as_message
+from ssblab.graph.about import feed_label
 from ssblab.widgets.graph_explorer import WidgetError
-from ssblab.widgets.snapshot import short_id
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -118,8 +118,7 @@ class FeedBrowser:
         return sorted(summaries, key=lambda s: (-s.messages, s.feed))
 
     def label(self, feed: str) -> str:
-        name = self.names.get(feed)
-        return f"{name} ({short_id(feed)})" if name else short_id(feed)
+        return feed_label(feed, self.names)
 
     def select(self, feed: str) -> FeedBrowser:
         if not (self.messages["author"] == feed).any():

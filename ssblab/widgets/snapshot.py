@@ -21,17 +21,14 @@ from typing import TYPE_CHECKING, Any
 from ssblab.friends import BLOCK, FOLLOW, contact_edges
 from ssblab.friends import hops as friends_hops
 from ssblab.friends.contacts import MessageLike
+from ssblab.graph.about import feed_label, self_chosen_names, short_id
+
+__all__ = ["GraphSnapshot", "short_id"]
 
 if TYPE_CHECKING:
     from ssblab.graph import FollowNetwork
 
 Edges = Mapping[tuple[str, str], int]
-SHORT_ID = 6  # characters of the key shown next to a name: enough to tell namesakes apart on screen
-
-
-def short_id(feed: str) -> str:
-    """``@AbCdE…`` for display."""
-    return feed[: SHORT_ID + 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -49,13 +46,7 @@ class GraphSnapshot:
     def from_network(cls, net: FollowNetwork) -> GraphSnapshot:
         """Collect a `FollowNetwork`'s edges (one Spark job) and the self-chosen names of its ``abouts`` table."""
         edges = {(row["src"], row["dst"]): int(row["weight"]) for row in net.edges.collect()}
-        names: dict[str, str] = {}
-        if net.abouts is not None:
-            from ssblab.graph import about_directory, self_and_given
-
-            chosen = self_and_given(about_directory(net.abouts)).where("self_chosen is not null").collect()
-            names = {row["about"]: row["self_chosen"] for row in chosen}
-        return cls(edges, names)
+        return cls(edges, self_chosen_names(net.abouts) if net.abouts is not None else {})
 
     @classmethod
     def from_messages(cls, messages: Iterable[MessageLike]) -> GraphSnapshot:
@@ -78,8 +69,7 @@ class GraphSnapshot:
 
     def label(self, feed: str) -> str:
         """A feed's name and the start of its key (names are self-chosen, so not unique)."""
-        name = self.names.get(feed)
-        return f"{name} ({short_id(feed)})" if name else short_id(feed)
+        return feed_label(feed, self.names)
 
     def hops(self, root: str, max_hops: int) -> dict[str, int]:
         """``{feed: hops}`` exactly as ``friends.hops({start: root, max: max_hops})`` answers."""

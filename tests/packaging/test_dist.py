@@ -25,7 +25,8 @@ def _build(tree: Path, out: Path, *args: str, **env: str) -> None:
 
 def _wheel_names(out: Path) -> list[str]:
     (wheel,) = out.glob("*.whl")
-    return zipfile.ZipFile(wheel).namelist()
+    with zipfile.ZipFile(wheel) as archive:
+        return archive.namelist()
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +40,14 @@ def test_sdist_and_wheel_carry_the_licence_and_the_version(tree: Path, tmp_path:
     (sdist,) = tmp_path.glob("*.tar.gz")
     version = ssblab.__version__
     assert sdist.name == f"ssblab-{version}.tar.gz"
-    names = tarfile.open(sdist).getnames()
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
     assert f"ssblab-{version}/LICENSE" in names and f"ssblab-{version}/CHANGELOG.md" in names
     wheel = _wheel_names(tmp_path)
     assert f"ssblab-{version}.dist-info/licenses/LICENSE" in wheel
     assert any(name.endswith(".so") for name in wheel), "a build with a compiler ships the compiled fast paths"
-    metadata = zipfile.ZipFile(next(tmp_path.glob("*.whl"))).read(f"ssblab-{version}.dist-info/METADATA").decode()
+    with zipfile.ZipFile(next(tmp_path.glob("*.whl"))) as archive:
+        metadata = archive.read(f"ssblab-{version}.dist-info/METADATA").decode()
     assert "License-Expression: MIT" in metadata and "Project-URL: Documentation" in metadata
     assert 'setuptools>=68; python_version >= "3.12" and extra == "spark"' in metadata
 
