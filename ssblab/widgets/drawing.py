@@ -82,3 +82,15 @@ def drawing_frames(positions: Mapping[str, Position], states: Mapping[str, str],
           "inside": a in inside and b in inside}
          for a, b in follows if a in positions and b in positions], columns=["x", "y", "x2", "y2", "inside"])
     return nodes, edges
+
+
+def node_states(values: dict[str, int], root: str, max_hops: int) -> dict[str, str]:
+    """``root``, ``replicated``, ``blocked`` (a negative value) or ``not replicated`` per reached feed."""
+    def state(feed: str, value: int) -> str:
+        if feed == root:
+            return "root"
+        if value < 0:
+            return "blocked"
+        return "replicated" if value <= max_hops else "not replicated"
+
+    return {feed: state(feed, value) for feed, value in values.items()}

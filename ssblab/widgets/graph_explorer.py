@@ -2,7 +2,7 @@
 
 Strategy: a plain model (`GraphExplorer`: which root, how many hops) over a `GraphSnapshot`, answering with the
 pure ssb-friends traversal and caching one traversal per (root, hops); pure functions turn the answer into counts,
-node states, a drawing and HTML. The ipywidgets view (`ssblab.widgets.views.graph_explorer_view`) only forwards the
+node states, a drawing and HTML. The ipywidgets view (`graph_explorer_view`, below) only forwards the
 picker and the slider to the model and shows what it renders.
 
 Invariants: `replication_set` is ``{feed: 0 <= hops <= max_hops}`` of ``friends.hops({start: root, max})``, the
@@ -14,14 +14,11 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ssblab.widgets.drawing import drawing_frames, radial_layout
+from ssblab.widgets.common import WidgetError, box, chart_svg
+from ssblab.widgets.drawing import drawing_frames, node_states, radial_layout
 from ssblab.widgets.snapshot import GraphSnapshot
 
 MAX_HOPS = 6  # the slider's end: ssb-friends configurations in use stay at 1..3; 6 covers "everything reachable"
-
-
-class WidgetError(ValueError):
-    """A request a widget cannot honour (an unknown feed, a hop limit out of range), naming what was asked."""
 
 
 def hop_counts(values: dict[str, int], feeds: list[str], max_hops: int) -> list[tuple[str, int]]:
@@ -39,18 +36,6 @@ def hop_counts(values: dict[str, int], feeds: list[str], max_hops: int) -> list[
         else:
             buckets[str(value)] += 1
     return list(buckets.items())
-
-
-def node_states(values: dict[str, int], root: str, max_hops: int) -> dict[str, str]:
-    """``root``, ``replicated``, ``blocked`` (a negative value) or ``not replicated`` per reached feed."""
-    def state(feed: str, value: int) -> str:
-        if feed == root:
-            return "root"
-        if value < 0:
-            return "blocked"
-        return "replicated" if value <= max_hops else "not replicated"
-
-    return {feed: state(feed, value) for feed, value in values.items()}
 
 
 class GraphExplorer:
@@ -148,6 +133,24 @@ class GraphExplorer:
 
     def widget(self) -> Any:
         """The ipywidgets view (needs the ``notebooks`` extra)."""
-        from ssblab.widgets.views import graph_explorer_view
-
         return graph_explorer_view(self)
+
+
+def graph_explorer_view(model: GraphExplorer) -> Any:
+    """Root picker and hops slider over `GraphExplorer.chart` and its counts per hop."""
+    import ipywidgets as w
+
+    label = model.snapshot.label
+    picker = w.Dropdown(options=[(label(f), f) for f in model.roots()], value=model.root, description="root")
+    slider = w.IntSlider(value=model.max_hops, min=0, max=MAX_HOPS, description="hops", continuous_update=False)
+    drawing, counts = w.HTML(), w.HTML()
+
+    def render(*_: Any) -> None:
+        drawing.value = chart_svg(model.chart())
+        counts.value = model.summary_html()
+
+    picker.observe(lambda change: (model.set_root(change["new"]), render()), names="value")
+    slider.observe(lambda change: (model.set_max_hops(change["new"]), render()), names="value")
+    render()
+    return box([box([picker, slider], "ssblab-controls", vertical=False),
+                 box([drawing, counts], "ssblab-body", vertical=False)], "ssblab-graph-explorer")

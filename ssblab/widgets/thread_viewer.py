@@ -35,6 +35,7 @@ from ssblab.tangles.thread import (
     lamport_depths,
     tangle_from_edges,
 )
+from ssblab.widgets.common import WidgetError
 
 __all__ = [
     "ORDERS",
@@ -52,8 +53,10 @@ LANE_COLORS = ("#3b6ea8", "#e07b39", "#4f9d69", "#c8504d", "#8a6bb1", "#9c7a55",
 TEXT_PREVIEW = 90
 
 
-class ViewerError(ValueError):
+class ViewerError(WidgetError):
     """A request the viewer cannot honour (an unknown thread, order or message), naming what was asked."""
+
+    code = "thread-viewer"
 
 
 @dataclass(frozen=True)
