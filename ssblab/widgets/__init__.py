@@ -28,7 +28,7 @@ _HOME = {
     "ModerationPanel": "moderation_panel",
     "clique_attack": "scenarios",
     "ThreadViewer": "thread_viewer",
-    "ViewerError": "thread_viewer",
+    "ViewerError": "common",
     "ArchiveInspector": "archive_inspector",
 }
 

@@ -11,13 +11,19 @@ from typing import Any
 
 from ssblab.core.errors import SsbError
 
-__all__ = ["WidgetError", "box", "chart_svg"]
+__all__ = ["ViewerError", "WidgetError", "box", "chart_svg"]
 
 
 class WidgetError(SsbError, ValueError):
     """A request a widget cannot honour (an unknown feed, a hop limit out of range), naming what was asked."""
 
     code = "widget"
+
+
+class ViewerError(WidgetError):
+    """A request the thread viewer cannot honour (an unknown thread, order, message or page), naming what was asked."""
+
+    code = "thread-viewer"
 
 
 def chart_svg(chart: dict[str, Any]) -> str:
