@@ -7,11 +7,13 @@ the ``notebooks`` extra.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from ssblab.core.errors import SsbError
 
-__all__ = ["ViewerError", "WidgetError", "box", "chart_svg"]
+__all__ = ["ViewerError", "WidgetError", "box", "chart_svg", "clickable_svg"]
 
 
 class WidgetError(SsbError, ValueError):
@@ -41,3 +43,38 @@ def box(children: list[Any], css_class: str, vertical: bool = True) -> Any:
     container = w.VBox(children) if vertical else w.HBox(children)
     container.add_class(css_class)
     return container
+
+
+# The browser side of `clickable_svg`: draw the SVG, and send the ``data-feed`` of a clicked node back to Python.
+CLICKABLE_SVG_ESM = """
+function render({ model, el }) {
+  const draw = () => { el.innerHTML = model.get("svg"); };
+  el.addEventListener("click", (event) => {
+    const node = event.target.closest("[data-feed]");
+    if (node) model.send({ clicked: node.dataset.feed });
+  });
+  model.on("change:svg", draw);
+  draw();
+}
+export default { render };
+"""
+
+
+@functools.cache
+def _clickable_svg_class() -> type:
+    import anywidget
+    import traitlets
+
+    class ClickableSvg(anywidget.AnyWidget):  # type: ignore[misc]
+        _esm = CLICKABLE_SVG_ESM
+        svg = traitlets.Unicode("").tag(sync=True)
+
+    return ClickableSvg
+
+
+def clickable_svg(svg: str, on_click: Callable[[str], None]) -> Any:
+    """A widget showing ``svg`` that calls ``on_click(feed)`` when a node with ``data-feed`` is clicked; set its
+    ``svg`` to redraw. Needs anywidget (the ``notebooks`` extra), whose front end ships with it: no network."""
+    widget = _clickable_svg_class()(svg=svg)
+    widget.on_msg(lambda _widget, content, _buffers: on_click(content["clicked"]) if "clicked" in content else None)
+    return widget

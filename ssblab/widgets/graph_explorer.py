@@ -14,8 +14,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ssblab.widgets.common import WidgetError, box, chart_svg
-from ssblab.widgets.drawing import drawing_frames, node_states, radial_layout
+from ssblab.graph.about import short_id
+from ssblab.widgets.common import WidgetError, box, clickable_svg
+from ssblab.widgets.drawing import drawing_frames, network_svg, node_states, radial_layout
 from ssblab.widgets.snapshot import GraphSnapshot
 
 MAX_HOPS = 6  # the slider's end: ssb-friends configurations in use stay at 1..3; 6 covers "everything reachable"
@@ -111,6 +112,23 @@ class GraphExplorer:
         totals = [sum(per_hop[str(h)] for h in range(n + 1)) for n in range(self.max_hops + 1)]
         return pd.DataFrame({"hops": list(range(self.max_hops + 1)), "feeds": totals})
 
+    def click(self, feed: str) -> GraphExplorer:
+        """What a click on a drawn feed does: that feed becomes the root (a feed outside the graph is refused)."""
+        return self.set_root(feed)
+
+    @property
+    def title(self) -> str:
+        return f"Replication set of {self.snapshot.label(self.root)}"
+
+    def svg(self) -> str:
+        """The drawing the widget shows: hop rings around the root, names, tooltips, clickable feeds."""
+        follows = self.snapshot.follows()
+        positions = radial_layout(self._feeds, self.hops, follows, self.max_hops, max_nodes=self.max_nodes)
+        labels = {feed: self.snapshot.label(feed) for feed in positions}
+        names = {feed: self.snapshot.names.get(feed) or short_id(feed) for feed in positions}
+        return network_svg(positions, node_states(self.hops, self.root, self.max_hops), self.hops, labels, names,
+                           follows, self.replication_set, max_hops=self.max_hops, title=self.title)
+
     def chart(self) -> dict[str, Any]:
         """The network around the root, the replication set highlighted (`ssblab.viz.follow_network`)."""
         from ssblab.viz.charts import follow_network
@@ -120,7 +138,7 @@ class GraphExplorer:
         labels = {feed: self.snapshot.label(feed) for feed in positions}
         nodes, edges = drawing_frames(positions, node_states(self.hops, self.root, self.max_hops), self.hops,
                                       labels, follows, self.replication_set)
-        return follow_network(nodes, edges, title=f"Replication set of {self.snapshot.label(self.root)}",
+        return follow_network(nodes, edges, title=self.title,
                               subtitle=f"friends.hops = {self.max_hops}: {len(self.replication_set)} of "
                                        f"{len(self._feeds)} feeds replicated")
 
@@ -137,20 +155,25 @@ class GraphExplorer:
 
 
 def graph_explorer_view(model: GraphExplorer) -> Any:
-    """Root picker and hops slider over `GraphExplorer.chart` and its counts per hop."""
+    """Root picker and hops slider over `GraphExplorer.svg` (click a feed: it becomes the root) and its counts."""
     import ipywidgets as w
 
     label = model.snapshot.label
     picker = w.Dropdown(options=[(label(f), f) for f in model.roots()], value=model.root, description="root")
     slider = w.IntSlider(value=model.max_hops, min=0, max=MAX_HOPS, description="hops", continuous_update=False)
-    drawing, counts = w.HTML(), w.HTML()
+    counts = w.HTML()
 
     def render(*_: Any) -> None:
-        drawing.value = chart_svg(model.chart())
+        drawing.svg = model.svg()
         counts.value = model.summary_html()
 
+    def clicked(feed: str) -> None:
+        model.click(feed)
+        picker.value = feed  # the picker follows; its observer renders
+
+    drawing = clickable_svg(model.svg(), clicked)
     picker.observe(lambda change: (model.set_root(change["new"]), render()), names="value")
     slider.observe(lambda change: (model.set_max_hops(change["new"]), render()), names="value")
     render()
     return box([box([picker, slider], "ssblab-controls", vertical=False),
-                 box([drawing, counts], "ssblab-body", vertical=False)], "ssblab-graph-explorer")
+                box([drawing, counts], "ssblab-body", vertical=False)], "ssblab-graph-explorer")

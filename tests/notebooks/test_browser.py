@@ -42,6 +42,9 @@ CELLS = [
     "panel.toggle(root, friend).set_watch(friend)\n"
     "panel.widget()",
     "FeedBrowser.from_messages(messages, names=dict(snapshot.names), page_size=5).widget()",
+    "import pandas as pd\n"
+    "from ssblab.viz import as_altair, replication_growth\n"
+    "as_altair(replication_growth(pd.DataFrame({'hops': [0, 1, 2], 'feeds': [1, 6, 15]})))",
 ]
 
 
@@ -136,6 +139,17 @@ def test_widgets_render_in_jupyterlab(tmp_path: Path) -> None:
         errors = driver.execute_script("return [...document.querySelectorAll('.jp-OutputArea-output')]"
                                        ".map(e => e.innerText).filter(t => t.includes('Traceback'))")
         assert not errors, errors
+        # A chart renders through JupyterLab's own Vega (no network): the Vega-Lite output, not the fallback SVG.
+        _wait_for(driver, "return document.querySelector('.jp-RenderedVegaCommon5 canvas, "
+                          ".jp-RenderedVegaCommon5 svg')", 30, "the chart to render with JupyterLab's Vega")
+        # A click on a feed of the explorer's drawing makes it the root.
+        title = "document.querySelector('.ssblab-graph-explorer svg .title').textContent"
+        before = driver.execute_script(f"return {title}")
+        node = driver.find_element("css selector", ".ssblab-graph-explorer svg g.node:not(:first-of-type)")
+        feed = node.get_attribute("data-feed")
+        driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", node)
+        _wait_for(driver, f"return {title} !== {before!r}", 30, "the clicked feed to become the root")
+        assert feed[:7] in driver.execute_script(f"return {title}")
         for name in WIDGETS:
             element = driver.find_element("css selector", f".{name}")
             driver.execute_script("arguments[0].scrollIntoView()", element)
