@@ -34,10 +34,11 @@ from ssblab.core.keys import Keypair
 from ssblab.net.address import MultiserverAddress
 from ssblab.net.aio import connect
 from ssblab.net.errors import HandshakeError
+from ssblab.pipeline.sources import read_source
 from ssblab.replicate.hub import LiveStore
 from ssblab.replicate.runner import ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want
-from ssblab.store import Store, read_log_offset
+from ssblab.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_MODULES = ROOT / "interop" / "node_modules"
@@ -133,7 +134,7 @@ def main() -> None:
         subprocess.run(["node", str(NODE_MODULES / "ssb-fixtures" / "lib" / "bin.js"), f"--seed={args.seed}",
                         f"--messages={args.messages}", f"--authors={args.authors}", f"--outputDir={data}",
                         "--allkeys"], check=True, capture_output=True)
-        feeds = sorted({item.message.author for item in read_log_offset(data / "flume" / "log.offset")
+        feeds = sorted({item.message.author for item in read_source(data / "flume" / "log.offset")
                         if item.message is not None})
         process, address, master = start_server(data)
         try:

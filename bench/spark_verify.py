@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from ssblab.generate import generate_network, write_jsonl
-from ssblab.store.verify import verify_path
+from ssblab.pipeline.verify import verify_path
 
 CACHE = Path(tempfile.gettempdir()) / "ssblab-bench"
 
@@ -92,7 +92,7 @@ def timed(run, cpu=tree_cpu):  # type: ignore[no-untyped-def]
 
 def parallel_ceiling(path: Path, processes: int) -> float:
     """The speed-up of ``processes`` independent single-process validators of ``path`` run at once over one."""
-    command = [sys.executable, "-c", "import sys; from ssblab.store.verify import verify_path; "
+    command = [sys.executable, "-c", "import sys; from ssblab.pipeline.verify import verify_path; "
                "verify_path(sys.argv[1])", str(path)]
 
     def run(count: int) -> float:

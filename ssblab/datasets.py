@@ -131,22 +131,27 @@ def default_store(name: str = "default") -> Path:
 
     Treat it as read-only: it is shared by everyone who asks; copy it to change it.
     """
-    from ssblab.store import Store, read_jsonl
+    from ssblab.pipeline.sources import read_source
+    from ssblab.store import Store
 
     def build(out: Path) -> None:
         with Store(out) as store:
-            report = store.append(read_jsonl(default_jsonl(name)))
+            report = store.append(read_source(default_jsonl(name)))
         if not report.ok:
             raise SsbError(f"dataset {name!r}: the generated network failed validation: {report}")
 
     return _cached(_dataset_dir(name) / "store", build)
 
 
-def default_parquet(spark: SparkSession, name: str = "default") -> Path:
-    """The verified Parquet dataset of the network (``ssblab export --format parquet``), read-only like the store."""
-    from ssblab.pipeline.export import export_parquet
+def default_parquet(spark: SparkSession | None = None, name: str = "default") -> Path:
+    """The verified Parquet dataset of the network (``ssblab export --format parquet``), read-only like the store.
+
+    Built once, on Spark when a session is given, else on the local engine: both write the same tables.
+    """
+    from ssblab.pipeline.export import export_dataset
 
     def build(out: Path) -> None:
-        export_parquet(spark, default_jsonl(name), out, progress=False)
+        export_dataset(default_jsonl(name), out, spark=spark, engine="spark" if spark is not None else "local",
+                       progress=False)
 
     return _cached(_dataset_dir(name) / "parquet", build)

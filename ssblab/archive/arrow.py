@@ -28,10 +28,11 @@ from ssblab.archive import block as blocks
 from ssblab.archive.compiled import speedups as _speedups
 from ssblab.archive.dictionaries import TYPES, Chain, Dictionaries
 from ssblab.archive.errors import MalformedArchive
-from ssblab.core.schema import arrow_schema
+from ssblab.core.schema import arrow_schema, arrow_timestamps
 
 MESSAGES_SCHEMA = arrow_schema("messages")
 UNVERIFIED = "unverified"
+CLASSIC = "classic"  # an archive holds classic (JSON) feeds
 _ID_TAIL = np.frombuffer(b"=.sha256", dtype=np.uint8)
 _CONTENT_KEY = b'\n  "content": '
 
@@ -138,20 +139,24 @@ def _table(blk: blocks.Block, dicts: Dictionaries, digests: bytes, valid: bool) 
     ids, previous = _id_columns(blk, digests)
     content, stamps, private = _contents(blk, np.flatnonzero(blk.signature_ids == 0).tolist())
     author = pa.scalar(f"@{base64.b64encode(blk.author).decode()}.ed25519", pa.string())
-    columns = [
-        ids,
-        pa.repeat(author, n),
-        pa.array(np.arange(blk.sketch.sequence_base, blk.sketch.sequence_base + n, dtype=np.int64)),
-        previous,
-        pa.array(stamps, pa.float64()),
-        pa.nulls(n, pa.float64()),
-        _types(blk, dicts),
-        content,
-        pa.array(private),
-        pa.repeat(valid, n),
-        pa.nulls(n, pa.string()) if valid else pa.repeat(UNVERIFIED, n).cast(pa.string()),
-    ]
-    return pa.Table.from_arrays(columns, schema=MESSAGES_SCHEMA)
+    timestamps = pa.array(stamps, pa.float64())
+    columns = {
+        "id": ids,
+        "author": pa.repeat(author, n),
+        "sequence": pa.array(np.arange(blk.sketch.sequence_base, blk.sketch.sequence_base + n, dtype=np.int64)),
+        "previous": previous,
+        "timestamp": timestamps,
+        "claimed_at": arrow_timestamps(timestamps),
+        "received": pa.nulls(n, pa.float64()),
+        "received_at": pa.nulls(n, MESSAGES_SCHEMA.field("received_at").type),
+        "format": pa.repeat(pa.scalar(CLASSIC, pa.string()), n),
+        "type": _types(blk, dicts),
+        "content": content,
+        "is_private": pa.array(private),
+        "valid": pa.repeat(valid, n),
+        "error": pa.nulls(n, pa.string()) if valid else pa.repeat(UNVERIFIED, n).cast(pa.string()),
+    }
+    return pa.Table.from_arrays([columns[name] for name in MESSAGES_SCHEMA.names], schema=MESSAGES_SCHEMA)
 
 
 def _tables(numbered: Sequence[tuple[int, bytes]], dicts: Dictionaries, valid: bool) -> list[pa.Table]:

@@ -6,12 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
+from ssblab.cli.graph import engine_arguments, engine_of
 from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
-from ssblab.store import Store, export_jsonl, read_source
-from ssblab.store.verify import verify_path
 
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,8 +25,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     gen.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     gen.set_defaults(run=_generate)
 
-    imp = verbs.add_parser("import", help="validate messages from JSONL or log.offset into a store")
-    imp.add_argument("path", type=Path, help="a JSONL file, a log.offset, or an ssb-fixtures folder")
+    imp = verbs.add_parser("import", help="validate messages from JSONL, a log.offset or an archive into a store")
+    imp.add_argument("path", type=Path, help="a JSONL file, a log.offset, an ssb-fixtures folder or an archive")
     imp.add_argument("--store", type=Path, required=True, help="the store folder (created if missing)")
     imp.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     imp.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -40,19 +38,17 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                           "archive: archive.json, an 'archive build' folder or a blob folder)")
     exp.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl",
                      help="jsonl: the messages; parquet: a verified dataset of tables (docs/datasets.md)")
-    exp.add_argument("--master", help="Spark master URL for --format parquet (default: local mode)")
+    engine_arguments(exp, default="spark")
     exp.add_argument("--hmac-key", help="the test network's HMAC key (base64), for --format parquet")
     exp.add_argument("--records", action="store_true", help="write {key, value, timestamp} records")
     exp.add_argument("--out", type=Path, required=True)
     exp.set_defaults(run=_export)
 
-    ver = verbs.add_parser("verify", help="verify every message of a JSONL file, log.offset or store",
+    ver = verbs.add_parser("verify", help="verify every message of a JSONL file, log.offset, store or archive",
                            description="Exit 0 when every message is valid, 1 otherwise.")
     ver.add_argument("path", type=Path, help="a JSONL file, log.offset, store or archive")
     ver.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
-    ver.add_argument("--engine", choices=["python", "spark"], default="python",
-                     help="python: one process; spark: distributed (same verdicts, same output)")
-    ver.add_argument("--master", help="Spark master URL for --engine spark (default: local mode)")
+    engine_arguments(ver)
     ver.add_argument("--json", action="store_true",
                      help='print {"checked", "valid", "invalid", "feeds", "forks", "errors"}')
     ver.set_defaults(run=_verify)
@@ -79,6 +75,9 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from ssblab.pipeline.sources import read_source
+    from ssblab.store import Store
+
     with Store(args.store, hmac_key=args.hmac_key) as store, progress("importing") as bar:
         report = store.append(read_source(args.path), on_batch=bar.update)
         total = store.count()
@@ -91,20 +90,18 @@ def _import(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _spark(master: str | None) -> Any:
-    from ssblab.pipeline.session import spark_session
-
-    return spark_session(master, app_name="ssblab-cli")
-
-
 def _export(args: argparse.Namespace) -> int:
     if args.format == "parquet":
-        from ssblab.pipeline.export import export_parquet
+        from ssblab.pipeline.export import export_dataset
 
-        summary = export_parquet(_spark(args.master), args.store, args.out, hmac_key=args.hmac_key)
+        with progress("exporting") as bar:
+            summary = export_dataset(args.store, args.out, engine=engine_of(args), hmac_key=args.hmac_key,
+                                     on_records=bar.update)
         rows = ", ".join(f"{name} {count}" for name, count in summary.rows.items())
-        print(f"wrote a Parquet dataset ({summary.bytes:,} bytes) to {summary.path}: {rows}")
+        print(f"wrote a Parquet dataset ({summary.bytes:,} bytes, {summary.engine} engine) to {summary.path}: {rows}")
         return 0
+    from ssblab.store import Store, export_jsonl
+
     with Store(args.store) as store:
         count = export_jsonl(store, args.out, records=args.records)
     print(f"wrote {count} messages to {args.out}")
@@ -112,20 +109,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    if args.engine == "spark":
-        from ssblab.pipeline.verify import verify_spark
+    from ssblab.pipeline.verify import verify
 
-        report = verify_spark(_spark(args.master), args.path, hmac_key=args.hmac_key)
-    else:
-        from ssblab.pipeline.load import is_archive
-
-        with progress("verifying") as bar:
-            if is_archive(args.path):
-                from ssblab.pipeline.verify import verify_records
-
-                report = verify_records(args.path, hmac_key=args.hmac_key, on_message=bar.update)
-            else:
-                report = verify_path(args.path, hmac_key=args.hmac_key, on_message=bar.update)
+    engine = engine_of(args)
+    with progress("verifying") as bar:
+        report = verify(args.path, engine=engine, hmac_key=args.hmac_key, on_records=bar.update)
     if args.json:
         print(json.dumps(report.to_json()))
     else:

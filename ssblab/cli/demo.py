@@ -20,7 +20,8 @@ from typing import Any
 from ssblab import __version__
 from ssblab.cli.progress import progress, ticking
 from ssblab.datasets import network_spec, spec_path
-from ssblab.store import Store, read_jsonl
+from ssblab.pipeline.sources import read_source
+from ssblab.store import Store
 from ssblab.store.store import StoreStats
 
 STAGES = 9
@@ -31,6 +32,9 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     demo.add_argument("--out", type=Path, default=Path("out"), help="output folder (default ./out)")
     demo.add_argument("--spec", type=Path, help="dataset parameters (JSON; default datasets/default.json)")
     demo.add_argument("--master", help="Spark master URL (default: local mode)")
+    demo.add_argument("--engine", choices=["local", "spark"],
+                      help="where the analyses run: local (DuckDB, Arrow, scipy; the default) or spark; the verify "
+                      "and export stage runs on Spark either way")
     demo.set_defaults(run=run)
 
 
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         write_jsonl(ticking(network.messages(), bar), jsonl)
     with Store(origin_dir) as origin, Store(store_dir) as replica:
         with progress(_stage(2, "loading the origin peer"), total=spec["messages"]) as bar:
-            loaded = origin.append(read_jsonl(jsonl), on_batch=bar.update)
+            loaded = origin.append(read_source(jsonl), on_batch=bar.update)
         with progress(_stage(3, "replicating over EBT"), total=spec["messages"]) as bar:
             replicated = replicate_stores(origin, replica, sorted(origin.heads()), on_stored=bar.update)
         stats = replica.stats()
@@ -79,9 +83,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _analyse(args: argparse.Namespace, spec: dict[str, Any], root: str, store_dir: Path, jsonl: Path,
              feeds: list[list[Any]]) -> tuple[Any, int]:
-    """Stages 4-8 on Spark: verify and export, then each analysis of the exported dataset."""
-    from ssblab.graph.about import feed_label, self_chosen_names
-    from ssblab.graph.network import FollowNetwork
+    """Stage 4 on Spark (verify and export), then stages 5-8: each analysis of the exported dataset, on the local
+    engine (or on Spark with ``--engine spark``)."""
+    import pyarrow.compute as pc
+
+    from ssblab.dataset import open_dataset
+    from ssblab.graph.labels import feed_label
     from ssblab.pipeline.export import export_parquet
     from ssblab.pipeline.progress import job_progress
     from ssblab.pipeline.session import spark_session
@@ -92,32 +99,32 @@ def _analyse(args: argparse.Namespace, spec: dict[str, Any], root: str, store_di
     parquet = args.out / "parquet"
     with job_progress(spark, _stage(4, "verifying on Spark and exporting Parquet")):
         export_parquet(spark, store_dir, parquet, progress=False)
-    messages = spark.read.parquet(str(parquet / "messages")).cache()
-    valid = messages.where("valid").count()
-    net = FollowNetwork.from_path(spark, parquet)
-    last = messages.agg({"timestamp": "max"}).collect()[0][0]  # an aggregate: one row
-    names = self_chosen_names(net.abouts) if net.abouts is not None else {}
+    ds = open_dataset(parquet, engine=args.engine or "local", spark=spark if args.engine == "spark" else None)
+    stamps = ds.table("messages", ["timestamp", "valid"])
+    valid = pc.sum(stamps["valid"]).as_py() or 0
+    last = pc.max(stamps["timestamp"]).as_py()
+    net = ds.graph()
+    names = net.names() if net.abouts is not None else {}
     label = lambda feed: feed_label(feed, names)  # noqa: E731  (one line, used by three sections)
     steps: list[tuple[str, Callable[[], Any]]] = [
-        ("the dataset and the follow graph", lambda: [an.overview_section(messages),
+        ("the dataset and the follow graph", lambda: [an.overview_section(ds),
                                                      an.follow_graph_section(net, root, label=label)]),
         ("moderation scenarios", lambda: [an.moderation_section(net, root, since=last - 30 * an.DAY_MS,
                                                                 label=label)]),
-        ("threads and causal order", lambda: [an.tangles_section(
-            spark.read.parquet(str(parquet / "tangle_edges")), messages, label=label)]),
+        ("threads and causal order", lambda: [an.tangles_section(ds.tangles(), label=label)]),
         ("archives", lambda: [an.archives_section(feeds, jsonl, args.out / "archive")]),
     ]
     sections = []
     for n, (what, step) in enumerate(steps, start=5):
-        with job_progress(spark, _stage(n, what)):
+        with progress(_stage(n, what), total=1, unit=" section") as bar:
             sections += step()
-    messages.unpersist()
+            bar.update()
     title = "ssblab: the default network"
-    subtitle = (f"{valid:,} verified messages of {len(feeds)} feeds, replicated over EBT from a local peer and "
-                f"analysed on Spark {spark.version}.")
+    subtitle = (f"{valid:,} verified messages of {len(feeds)} feeds, replicated over EBT from a local peer, "
+                f"verified on Spark {spark.version} and analysed on the {ds.engine.name} engine.")
     provenance = [("dataset", f"'{spec['name']}': {spec['authors']} authors, {spec['messages']:,} messages"),
                   ("seed", str(spec["seed"])), ("ssblab", __version__), ("Spark", spark.version),
-                  ("made", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))]
+                  ("analysis engine", ds.engine.name), ("made", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))]
     return Report(title, subtitle, sections, footer="Made by ssblab demo.", provenance=provenance), valid
 
 

@@ -1,4 +1,5 @@
-"""Graph verbs: ``graph hops|stats`` and ``moderation whatif``, over a Parquet dataset, a store or a log."""
+"""Graph verbs: ``graph hops|stats`` and ``moderation whatif``, over a Parquet dataset or any source, on the local
+engine (the default) or on Spark (``--engine spark``, or ``--master URL``): the same output either way."""
 
 from __future__ import annotations
 
@@ -45,7 +46,27 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _data_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, required=True,
-                        help="a Parquet dataset (contacts/ table), an ssblab store, a log.offset or a JSONL file")
+                        help="a Parquet dataset, or a store, JSONL file, log.offset or archive (verified on the way "
+                        "in)")
+    engine_arguments(parser)
+
+
+def engine_arguments(parser: argparse.ArgumentParser, default: str = "local") -> None:
+    """``--engine`` and ``--master``, for every verb that analyses or exports data."""
+    other = "spark" if default == "local" else "local"
+    what = {"local": "local: DuckDB, Arrow and scipy in this process, no Java", "spark": "spark: Spark and GraphFrames"}
+    parser.add_argument("--engine", choices=["local", "spark"], default=None,
+                        help=f"{what[default]} (the default); {what[other]}. Both give the same output.")
+    parser.add_argument("--master", help="a Spark master URL (spark://HOST:7077); implies --engine spark")
+    parser.set_defaults(default_engine=default)
+
+
+def engine_of(args: argparse.Namespace) -> Any:
+    """The engine the arguments ask for (`ssblab.pipeline.engines.resolve_engine`)."""
+    from ssblab.pipeline.engines import resolve_engine
+
+    default = None if args.master else args.default_engine
+    return resolve_engine(args.engine or default, master=args.master)
 
 
 def _feed(value: str, option: str) -> str:
@@ -54,16 +75,15 @@ def _feed(value: str, option: str) -> str:
     return value
 
 
-def _network(data: Path) -> Any:
-    from ssblab.graph import FollowNetwork
-    from ssblab.pipeline.session import spark_session
+def _network(args: argparse.Namespace) -> Any:
+    from ssblab.dataset import open_dataset
 
-    return FollowNetwork.from_path(spark_session(app_name="ssblab graph"), data)
+    return open_dataset(args.data, engine=engine_of(args)).graph()
 
 
 def _hops(args: argparse.Namespace) -> int:
     root = _feed(args.root, "--root")
-    found = _network(args.data).hops(root, args.max_hops, server_max=args.server_max)
+    found = _network(args).hops(root, args.max_hops, server_max=args.server_max)
     if args.json:
         print(json.dumps(found, sort_keys=True))
     else:
@@ -73,7 +93,7 @@ def _hops(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    stats = _network(args.data).stats(top=args.top)
+    stats = _network(args).stats(top=args.top)
     if args.json:
         print(json.dumps(stats))
         return 0
@@ -92,7 +112,7 @@ def _whatif(args: argparse.Namespace) -> int:
     blocks = [(root, _feed(b, "--block")) for b in args.block]
     blocks += [(_feed(a, "--block-by"), _feed(b, "--block-by")) for a, b in args.block_by]
     feed = None if args.feed is None else _feed(args.feed, "--feed")
-    result = _network(args.data).whatif(root, blocks, max_hops=args.max_hops, feed=feed)
+    result = _network(args).whatif(root, blocks, max_hops=args.max_hops, feed=feed)
     if args.json:
         print(json.dumps({"root": root, "leaving": result.leaving,
                           "changes": {f: list(c) for f, c in result.changes.items()},

@@ -1,86 +1,33 @@
-"""The follow graph on Spark: contact state, ssb-friends hops, replication, analytics, moderation, abouts.
+"""The follow graph: ssb-friends hops, replication, analytics, moderation scenarios and the about directory.
 
-`FollowNetwork` is the entry point for notebooks and the CLI; the modules underneath are pure ``DataFrame ->
-DataFrame`` transforms (`frames`: contact state and edges; `traversal`: ssb-friends hops from many roots, the A.6
-overlap experiment; `analytics`: degrees, PageRank, components, motifs, follow paths; `moderation`: what-if blocks,
-shared moderation, resource-attack cliques; `about`: the about directory and the subjective reader). pyspark is
-imported inside functions, so importing this package needs only the core dependencies.
+`FollowNetwork` is the one API, on the local engine (DuckDB, Arrow, numpy, scipy) or on Spark (with GraphFrames),
+with the same answers: ``ssblab.open_dataset(path).graph()`` gives one. Underneath: `queries` (the SQL both engines
+run), `packed` (the numbered graph the iterative algorithms run on), `traversal` (hops), `moderation` (what-ifs,
+shared moderation, resource-attack cliques), and the engines `local` and `spark`. Names resolve on first use, so
+importing this package loads neither numpy nor pyspark.
 """
 
-from ssblab.graph.about import about_directory, self_and_given, subjective_view
-from ssblab.graph.analytics import (
-    connected_components,
-    degrees,
-    follow_path,
-    motif_counts,
-    mutual_follows,
-    pagerank,
-    strongly_connected_components,
-    triangles,
-)
-from ssblab.graph.frames import (
-    DatasetError,
-    contact_state,
-    contacts_from_messages,
-    follow_edges,
-    follow_graph,
-    load_contacts,
-    weighted_edges,
-)
-from ssblab.graph.moderation import (
-    Clique,
-    SharedModeration,
-    WhatIf,
-    rank_cliques,
-    resource_attack_cliques,
-    shared_moderation,
-    trusted_peers,
-    whatif,
-    with_blocks,
-)
-from ssblab.graph.network import FollowNetwork
-from ssblab.graph.traversal import (
-    Coverage,
-    coverage,
-    hops,
-    hops_frame,
-    hops_table,
-    overlap_experiment,
-)
+from __future__ import annotations
 
-__all__ = [
-    "Clique",
-    "Coverage",
-    "DatasetError",
-    "FollowNetwork",
-    "SharedModeration",
-    "WhatIf",
-    "about_directory",
-    "connected_components",
-    "contact_state",
-    "contacts_from_messages",
-    "coverage",
-    "degrees",
-    "follow_edges",
-    "follow_graph",
-    "follow_path",
-    "hops",
-    "hops_frame",
-    "hops_table",
-    "load_contacts",
-    "motif_counts",
-    "mutual_follows",
-    "overlap_experiment",
-    "pagerank",
-    "rank_cliques",
-    "resource_attack_cliques",
-    "self_and_given",
-    "shared_moderation",
-    "strongly_connected_components",
-    "subjective_view",
-    "triangles",
-    "trusted_peers",
-    "weighted_edges",
-    "whatif",
-    "with_blocks",
-]
+import importlib
+from typing import Any
+
+_HOME = {
+    **dict.fromkeys(["DatasetError", "GraphError"], "errors"),
+    **dict.fromkeys(["FollowNetwork", "GraphEngine", "graph_engine"], "network"),
+    **dict.fromkeys(["Change", "Clique", "SharedModeration", "WhatIf", "rank_cliques"], "moderation"),
+    **dict.fromkeys(["Coverage", "hops_table"], "traversal"),
+    **dict.fromkeys(["PackedGraph", "pack_arrays"], "packed"),
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])

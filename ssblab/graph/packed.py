@@ -1,45 +1,36 @@
-"""The follow graph packed for iterative algorithms: numbered feeds, edges as sparse matrices or int32 arrays.
+"""The follow graph packed for iterative algorithms: numbered feeds, edges by kind as sparse matrices.
 
-Why: PageRank and hops run a few to ten rounds over the same million edges. As DataFrame joins each round
-hashes and shuffles the feed-id strings again, and per-round Spark overhead (planning, shuffles, pickled rows,
-a hundred small tasks) dominated: 5 s per PageRank iteration on 1,000,000 edges here. Packed, a round is a sparse
-matrix-vector product over numbered edges, in one of two places:
-- on the driver (`LocalEdges`), when the graph has at most ``local_limit`` edges (default `LOCAL_EDGES`: 24
-  bytes an edge in two sparse matrices, and while packing the edges' id strings, about 1 GB at the default). A
-  round then costs milliseconds instead of a Spark job (0.3 to 1 s here, whatever the data), and a hops level
-  reads only the frontier's edges when it has few (`EdgeKind.reached`), so a traversal that has reached nearly
-  everyone stops after a few products;
-- in Spark (``blocks``) when the graph is bigger: every partition's edges are one row of int32 arrays (Arrow
-  moves them as a few buffers), one block per core, where the product is a ``bincount``; a hops level is one
-  shuffle-free job with the frontier broadcast, a PageRank iteration one such job with the rank shares broadcast
-  (a barrier stage adding up the partial vectors with ``allGather`` took longer: its synchronisation costs more
-  than a job here).
+Why: PageRank and hops run a few to ten rounds over the same million edges. As joins, each round hashes and
+shuffles the feed-id strings again, and per-round engine overhead dominated (5 s per PageRank iteration on
+1,000,000 edges as Spark joins here). Packed, a round is a sparse matrix-vector product over numbered edges:
+milliseconds on one machine (`LocalEdges`, about 24 bytes an edge). Both engines answer on a packed graph: the
+local engine packs from Arrow (`pack_arrays`), the Spark engine collects the edges (up to
+`ssblab.graph.spark.LOCAL_EDGES`) or keeps them in Spark as numpy blocks beyond (`Remote`), where a round is one
+shuffle-free job. A level of hops reads only the frontier's edges when it has few (`EdgeKind.reached`), so a
+traversal that has reached nearly everyone stops after a few products.
 
-Invariants: feed numbers are positions in ``PackedGraph.ids`` (sorted); exactly one of ``local`` and ``blocks`` is
-set; blocks are cached and materialised once by :func:`pack_graph` (call ``unpersist`` to free them); results are
-exact and the same on both paths: the same sums, in another order (PageRank differs in the last bits only);
-numpy, pandas and pyspark are imported inside functions, so ``import ssblab.graph`` needs only the core
-dependencies.
+Invariants: feed numbers are positions in ``PackedGraph.ids`` (sorted, so smaller numbers are smaller ids);
+exactly one of ``local`` and ``remote`` is set; results are exact and the same on both: the same sums (PageRank
+over remote blocks adds partial vectors in another order: the last bits may differ); numpy and scipy are imported
+inside functions, so ``import ssblab.graph`` stays light.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ssblab.friends.contacts import BLOCK, FOLLOW, UNFOLLOW
+from ssblab.graph.errors import GraphError
 
 if TYPE_CHECKING:
     import numpy as np
-    import pandas as pd
-    from pyspark.sql import DataFrame
 
-__all__ = ["LOCAL_EDGES", "EdgeKind", "LocalEdges", "PackedGraph", "pack_graph", "packed_components", "packed_hops",
-           "packed_offers", "packed_pagerank", "packed_with_blocks"]
+__all__ = ["EdgeKind", "LocalEdges", "PackedGraph", "Remote", "canonical_components", "pack_arrays",
+           "packed_components", "packed_hops", "packed_motifs", "packed_offers", "packed_pagerank", "packed_path",
+           "packed_triangles", "packed_with_blocks"]
 
-BLOCK_SCHEMA = "src binary, dst binary, weight binary"
-LOCAL_EDGES = 5_000_000  # graphs up to this many edges are iterated on the driver
 UNREACHED = -(2**31)  # a feed's hops value before the traversal decides it
 
 
@@ -103,141 +94,83 @@ class LocalEdges:
         return ((FOLLOW, self.follows), (BLOCK, self.blocks), (UNFOLLOW, self.unfollows))
 
 
+class Remote(Protocol):
+    """Edges kept where the engine holds them (Spark blocks): the three per-round operations the algorithms need,
+    each one job, by feed number."""
+
+    def out_degrees(self) -> np.ndarray:
+        """Each feed's follow count (float64)."""
+        ...
+
+    def flow(self, share: np.ndarray) -> np.ndarray:
+        """Per feed, the sum of ``share`` over the feeds that follow it (float64)."""
+        ...
+
+    def offers(self, front: np.ndarray, level: int) -> dict[int, int]:
+        """``{root * feeds + feed: value}``: hops' best offer per pair for ``|hops| = level`` from a frontier of
+        ``(root, feed, hops)`` rows (int64, flattened)."""
+        ...
+
+    def release(self) -> None:
+        """Free what the engine holds."""
+        ...
+
+
 @dataclass(frozen=True)
 class PackedGraph:
-    """Feed ids by number and the numbered edges (``src, dst, weight``), on the driver or cached in Spark."""
+    """Feed ids by number and the numbered edges (``src, dst, weight``), here or in the engine."""
 
     ids: tuple[str, ...]
     edges: int
     local: LocalEdges | None = None
-    blocks: DataFrame | None = None
+    remote: Remote | None = None
     index: dict[str, int] = field(init=False, repr=False)  # feed id -> number
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "index", _numbers(self.ids))
 
-    def unpersist(self) -> None:
-        if self.blocks is not None:
-            self.blocks.unpersist()
+    def release(self) -> None:
+        if self.remote is not None:
+            self.remote.release()
 
 
 def _numbers(ids: tuple[str, ...]) -> dict[str, int]:
     return {feed: k for k, feed in enumerate(ids)}
 
 
-def _arrays(row: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    import numpy as np
-
-    return tuple(np.frombuffer(row[c], dtype=np.int32) for c in ("src", "dst", "weight"))  # type: ignore[return-value]
-
-
-def pack_graph(edges: DataFrame, vertices: DataFrame | None = None, *, local_limit: int = LOCAL_EDGES) -> PackedGraph:
-    """Number the feeds and pack ``edges`` (``src, dst`` and optionally ``weight``; follows when absent).
+def pack_arrays(src: Sequence[str] | Any, dst: Sequence[str] | Any, weight: Sequence[int] | Any,
+                feeds: Sequence[str] | Any = ()) -> PackedGraph:
+    """Number the feeds (those of the edges and ``feeds``, sorted) and pack the edges here.
 
     Args:
-        edges: the edges; without a ``weight`` column every edge is a follow.
-        vertices: ``id`` of feeds to number even without edges (PageRank counts them).
-        local_limit: pack on the driver when there are at most this many edges, else in Spark (0: always Spark).
+        src, dst: the edges' ends (lists, numpy or Arrow string arrays).
+        weight: each edge's ssb-friends weight (1 follow, -1 block, -2 cleared).
+        feeds: more feeds to number, with or without edges (PageRank counts them).
     """
-    from pyspark.sql import functions as F
-
-    if "weight" not in edges.columns:
-        edges = edges.withColumn("weight", F.lit(FOLLOW))
-    edges = edges.select("src", "dst", F.col("weight").cast("int"))
-    count = edges.count()
-    if count <= local_limit:
-        return _pack_local(edges, vertices)
-    return _pack_blocks(edges, vertices)
-
-
-def _pack_local(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
-    """One Arrow collect of the edges (and vertices); the numbering in pandas, the matrices in scipy."""
     import numpy as np
     import pandas as pd
 
-    table: Any = edges.toPandas()
-    names = [table["src"], table["dst"]]
-    if vertices is not None:
-        names.append(vertices.select("id").toPandas()["id"])
-    ids = pd.Index(pd.unique(pd.concat(names, ignore_index=True))).sort_values()
-    src = ids.get_indexer(table["src"]).astype(np.int32)
-    dst = ids.get_indexer(table["dst"]).astype(np.int32)
-    weight = table["weight"].to_numpy(np.int32)
-    names_tuple = tuple(ids.tolist())
-    local = LocalEdges.from_numbers(names_tuple, src, dst, weight)
-    return PackedGraph(names_tuple, len(table), local=local)
-
-
-def _pack_blocks(edges: DataFrame, vertices: DataFrame | None) -> PackedGraph:
-    """The edges as numpy blocks cached in Spark, one per core, for graphs too big for the driver."""
-    import numpy as np
-    import pandas as pd
-    from pyspark.sql import functions as F
-
-    spark = edges.sparkSession
-    named = edges.select(F.col("src").alias("id")).union(edges.select(F.col("dst").alias("id")))
-    if vertices is not None:
-        named = named.union(vertices.select("id"))
-    ids = tuple(sorted(row["id"] for row in named.distinct().collect()))
-    lookup = spark.sparkContext.broadcast(pd.Index(ids))
-
-    def pack(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        parts = [(lookup.value.get_indexer(b["src"]), lookup.value.get_indexer(b["dst"]), b["weight"].to_numpy())
-                 for b in batches]
-        if parts:
-            src, dst, weight = (np.concatenate([p[i] for p in parts]).astype(np.int32) for i in range(3))
-            yield pd.DataFrame({"src": [src.tobytes()], "dst": [dst.tobytes()], "weight": [weight.tobytes()]})
-
-    # One block per core: every round is then one task per core (a frame made from pandas can have a hundred
-    # small partitions, and each task costs a Python worker round trip).
-    spread = edges.coalesce(spark.sparkContext.defaultParallelism)
-    blocks = spread.mapInPandas(pack, BLOCK_SCHEMA).cache()
-    count = int(blocks.select(F.sum(F.length("src"))).first()[0] or 0) // 4  # materialises the cache
-    lookup.unpersist()
-    return PackedGraph(ids, count, blocks=blocks)
-
-
-def _summed(graph: PackedGraph, per_block: Any, vector: np.ndarray) -> np.ndarray:
-    """Run ``per_block(src, dst, weight, vector) -> float64 array`` on every block; the sum of the results."""
-    import numpy as np
-    import pandas as pd
-
-    assert graph.blocks is not None
-    shared = graph.blocks.sparkSession.sparkContext.broadcast(vector)
-
-    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for batch in batches:
-            for row in batch.itertuples(index=False):
-                out = per_block(*_arrays(row._asdict()), shared.value)
-                yield pd.DataFrame({"part": [out.tobytes()]})
-
-    parts = graph.blocks.mapInPandas(run, "part binary").collect()
-    shared.destroy()
-    total = np.zeros(len(graph.ids))
-    for part in parts:
-        total += np.frombuffer(part["part"])
-    return total
+    src, dst = pd.Series(np.asarray(src, dtype=object)), pd.Series(np.asarray(dst, dtype=object))
+    named = pd.concat([src, dst, pd.Series(np.asarray(feeds, dtype=object))], ignore_index=True)
+    ids = pd.Index(pd.unique(named)).sort_values()
+    numbers = tuple(ids.tolist())
+    local = LocalEdges.from_numbers(numbers, ids.get_indexer(src).astype(np.int32),
+                                    ids.get_indexer(dst).astype(np.int32), np.asarray(weight, dtype=np.int32))
+    return PackedGraph(numbers, len(src), local=local)
 
 
 def packed_pagerank(graph: PackedGraph, iterations: int = 10, damping: float = 0.85) -> np.ndarray:
-    """PageRank by feed number, NetworkX's definition (see `ssblab.graph.analytics.pagerank`), follows only.
+    """PageRank by feed number, NetworkX's definition, over the follows only.
 
-    On the driver, one sparse matrix-vector product per iteration. In Spark, one shuffle-free job per
-    iteration: the driver broadcasts each feed's share (its rank over its follows), every block returns its
-    partial flow vector, the driver adds them up.
+    Each feed passes ``damping`` of its rank to the feeds it follows, in equal shares; the rank of feeds who follow
+    nobody is spread over all feeds; the values sum to 1 after every iteration. Here one sparse matrix-vector
+    product per iteration; remote, one shuffle-free job (`Remote.flow`).
     """
     import numpy as np
+
     n = len(graph.ids)
     if n == 0:
         return np.zeros(0)
-
-    def out_degree(src: np.ndarray, _dst: np.ndarray, weight: np.ndarray, _: np.ndarray) -> np.ndarray:
-        return np.bincount(src[weight == FOLLOW], minlength=n).astype(np.float64)
-
-    def passed(src: np.ndarray, dst: np.ndarray, weight: np.ndarray, share: np.ndarray) -> np.ndarray:
-        follow = weight == FOLLOW
-        return np.bincount(dst[follow], weights=share[src[follow]], minlength=n)
-
     if graph.local is not None:
         followed_by = graph.local.follows.by_target
         out = np.diff(graph.local.follows.by_source.indptr).astype(np.float64)
@@ -245,11 +178,8 @@ def packed_pagerank(graph: PackedGraph, iterations: int = 10, damping: float = 0
         def flow_of(share: np.ndarray) -> np.ndarray:
             return followed_by @ share  # type: ignore[no-any-return]
     else:
-        out = _summed(graph, out_degree, np.zeros(0))
-
-        def flow_of(share: np.ndarray) -> np.ndarray:
-            return _summed(graph, passed, share)
-
+        remote = _remote(graph)
+        out, flow_of = remote.out_degrees(), remote.flow
     follows_nobody = out == 0
     ranks = np.full(n, 1.0 / n)
     for _ in range(iterations):
@@ -258,53 +188,25 @@ def packed_pagerank(graph: PackedGraph, iterations: int = 10, damping: float = 0
     return ranks
 
 
-def packed_offers(graph: PackedGraph, frontier: list[tuple[str, str, int]], level: int) -> list[tuple[str, str, int]]:
-    """`ssblab.graph.traversal`'s offers for ``|hops| = level`` from ``frontier``, on the packed graph.
+def _remote(graph: PackedGraph) -> Remote:
+    assert graph.remote is not None  # exactly one of local and remote is set
+    return graph.remote
 
-    The frontier's feeds go to every block as one array per column; each block keeps its edges from frontier
-    feeds, values them by ssb-friends' rules and returns the best value per (root, feed) as a dense-free list.
-    """
+
+def packed_offers(graph: PackedGraph, frontier: list[tuple[str, str, int]], level: int) -> list[tuple[str, str, int]]:
+    """Hops' offers for ``|hops| = level`` from ``frontier`` (``root, feed, hops`` rows) on remote edges: the best
+    value per (root, feed) (`ssblab.graph.traversal` states the rules)."""
     import numpy as np
+
     known = [(r, f, h) for r, f, h in frontier if f in graph.index]
     if not known:
         return []
     roots = sorted({r for r, _, _ in known})
     root_number = {r: k for k, r in enumerate(roots)}
     front = np.array([(root_number[r], graph.index[f], h) for r, f, h in known], dtype=np.int64).ravel()
-    best = _best_offers(graph, front, level)
+    best = _remote(graph).offers(front, level)
     width = len(graph.ids)
     return [(roots[key // width], graph.ids[key % width], int(value)) for key, value in best.items()]
-
-
-def _best_offers(graph: PackedGraph, front: np.ndarray, level: int) -> dict[int, int]:
-    """``{root * feeds + feed: value}``, the best offer per pair over every block."""
-    import numpy as np
-    import pandas as pd
-
-    assert graph.blocks is not None
-    width = len(graph.ids)
-    shared = graph.blocks.sparkSession.sparkContext.broadcast(front)
-
-    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        table = shared.value.reshape(-1, 3)
-        frame = pd.DataFrame({"root": table[:, 0], "src": table[:, 1], "hops": table[:, 2]})
-        for batch in batches:
-            for row in batch.itertuples(index=False):
-                src, dst, weight = _arrays(row._asdict())
-                mask = np.isin(src, frame["src"].to_numpy())
-                found = frame.merge(pd.DataFrame({"src": src[mask], "dst": dst[mask], "w": weight[mask]}), on="src")
-                h, w = found["hops"].to_numpy(), found["w"].to_numpy()
-                value = np.select([(w == FOLLOW) & (h == level - 1), (w == BLOCK) & (h == level - 1),
-                                   (w == UNFOLLOW) & (h == level - 2)], [level, -level, -level], 0)
-                keys = found["root"].to_numpy() * width + found["dst"].to_numpy()
-                offers = pd.Series(value, index=keys)[value != 0]
-                offers = offers.groupby(level=0).max()  # +level beats -level
-                yield pd.DataFrame({"key": offers.index.to_numpy(np.int64), "value": offers.to_numpy(np.int64)})
-
-    rows: Any = graph.blocks.mapInPandas(run, "key long, value long").toPandas()
-    shared.destroy()
-    best = rows.groupby("key")["value"].max()
-    return dict(zip(best.index.tolist(), best.tolist(), strict=True))
 
 
 def packed_hops(graph: PackedGraph, root: str, max_hops: int) -> dict[str, int]:
@@ -359,7 +261,7 @@ def packed_components(graph: PackedGraph, *, strong: bool = False) -> np.ndarray
 
 def _on_driver(graph: PackedGraph, name: str) -> LocalEdges:
     if graph.local is None:
-        raise ValueError(f"{name} needs a graph packed on the driver (pack_graph with local_limit >= edges)")
+        raise GraphError(f"{name} needs a graph packed here, not one kept in Spark blocks")
     return graph.local
 
 
@@ -384,3 +286,71 @@ def packed_with_blocks(graph: PackedGraph, blocks: Iterable[tuple[str, str]]) ->
     src, dst = np.concatenate([src[kept], blocker]), np.concatenate([dst[kept], blocked])
     weight = np.concatenate([weight[kept], np.full(len(pairs), BLOCK, dtype=np.int32)])
     return PackedGraph(ids, len(src), local=LocalEdges.from_numbers(ids, src, dst, weight))
+
+
+def packed_path(graph: PackedGraph, source: str, target: str, max_length: int) -> list[str] | None:
+    """The lexicographically smallest of the shortest chains of follows from ``source`` to ``target`` (at most
+    ``max_length`` follows), or None. The smallest, so that every engine names the same chain.
+
+    One breadth-first search back from ``target`` gives each feed's distance to it; the chain then steps, from
+    ``source``, to the smallest-numbered (smallest-id) feed one step closer.
+    """
+    import numpy as np
+    from scipy.sparse.csgraph import shortest_path
+
+    if source == target:
+        return [source]
+    local = _on_driver(graph, "packed_path")
+    if source not in graph.index or target not in graph.index:
+        return None
+    to_target = shortest_path(local.follows.by_target, unweighted=True, indices=graph.index[target])
+    here = graph.index[source]
+    if not np.isfinite(to_target[here]) or to_target[here] > max_length:
+        return None
+    chain = [here]
+    while chain[-1] != graph.index[target]:
+        step = local.follows.by_source[chain[-1]].indices
+        chain.append(int(step[to_target[step] == to_target[chain[-1]] - 1].min()))
+    return [graph.ids[k] for k in chain]
+
+
+def canonical_components(labels: np.ndarray) -> np.ndarray:
+    """Component labels renumbered 0, 1, … in the order of each component's smallest feed number, so that every
+    engine (and every run) labels the same components alike."""
+    import numpy as np
+
+    _, first = np.unique(labels, return_index=True)
+    order = np.argsort(first)
+    renumber = np.empty(len(order), dtype=np.int64)
+    renumber[order] = np.arange(len(order))
+    return renumber[np.unique(labels, return_inverse=True)[1]]
+
+
+def _follow_matrix(graph: PackedGraph, name: str) -> Any:
+    """The follows as a 0/1 CSR matrix without self-follows."""
+    follows = _on_driver(graph, name).follows.by_source.copy()
+    follows.setdiag(0)
+    follows.eliminate_zeros()
+    return follows
+
+
+def packed_triangles(graph: PackedGraph) -> np.ndarray:
+    """How many triangles of the undirected follow graph each feed is in."""
+    import numpy as np
+
+    follows = _follow_matrix(graph, "packed_triangles")
+    both = ((follows + follows.T) > 0).astype(np.float64).tocsr()
+    return np.asarray((both @ both).multiply(both).sum(axis=1)).ravel().astype(np.int64) // 2
+
+
+def packed_motifs(graph: PackedGraph) -> dict[str, int]:
+    """Counts of the directed motifs of `ssblab.graph.spark.MOTIFS`, each instance once: ``mutual_pairs`` (two
+    feeds following each other), ``follow_cycles`` (a -> b -> c -> a) and ``feed_forward`` (a follows b and c, b
+    follows c)."""
+    follows = _follow_matrix(graph, "packed_motifs")
+    two_steps = follows @ follows
+    return {
+        "mutual_pairs": int(follows.multiply(follows.T).sum()) // 2,
+        "follow_cycles": int((two_steps @ follows).diagonal().sum()) // 3,
+        "feed_forward": int(two_steps.multiply(follows).sum()),
+    }

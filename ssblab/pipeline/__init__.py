@@ -1,7 +1,10 @@
-"""The Spark pipeline: one session factory and the GraphFrames entry point.
+"""The data pipeline: sources -> splits -> facts -> verdicts -> tables, on the local engine or on Spark.
 
-Importing this package imports neither pyspark (the ``spark`` extra) nor its submodules: names resolve on
-first use, so ``python -m ssblab.pipeline.graphframes_jar`` runs that module once, as ``__main__``.
+`ssblab.pipeline.sources` reads every format (one module each, in its ``READERS`` table); `splits` is the leaf
+they share; `facts` checks each message alone, `verdicts` each feed's chain, `tables` declares every table of a
+dataset. `local` and `spark` run those steps on their engine (`engines` picks one), and `verify` and `export` are
+the jobs users run. Importing this package imports neither pyspark nor its submodules: names resolve on first use,
+so ``python -m ssblab.pipeline.graphframes_jar`` runs that module once, as ``__main__``.
 """
 
 from __future__ import annotations
@@ -9,40 +12,25 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = [
-    "GraphFramesUnavailable",
-    "JarFetchError",
-    "archive_messages",
-    "cached_jar",
-    "connected_components",
-    "ensure_jar",
-    "export_parquet",
-    "graphframe",
-    "job_progress",
-    "raw_messages",
-    "spark_session",
-    "verify_records",
-    "verify_spark",
-]
-
 _HOME = {
-    "GraphFramesUnavailable": "session",
-    "connected_components": "session",
-    "graphframe": "session",
-    "spark_session": "session",
-    "JarFetchError": "graphframes_jar",
-    "cached_jar": "graphframes_jar",
-    "ensure_jar": "graphframes_jar",
-    "archive_messages": "archives",
-    "export_parquet": "export",
+    **dict.fromkeys(["Engine", "EngineError", "LocalEngine", "SparkEngine", "resolve_engine"], "engines"),
+    **dict.fromkeys(["ExportError", "ExportSummary", "export_dataset", "export_parquet"], "export"),
+    **dict.fromkeys(["verify", "verify_local", "verify_path", "verify_spark"], "verify"),
+    **dict.fromkeys(["SourceError", "plan_splits", "read_source", "resolve_source"], "sources"),
+    **dict.fromkeys(["archive_messages", "raw_messages"], "spark"),
+    **dict.fromkeys(["GraphFramesUnavailable", "connected_components", "graphframe", "spark_session"], "session"),
+    **dict.fromkeys(["JarFetchError", "cached_jar", "ensure_jar"], "graphframes_jar"),
     "job_progress": "progress",
-    "raw_messages": "load",
-    "verify_records": "verify",
-    "verify_spark": "verify",
 }
+
+__all__ = sorted(_HOME)
 
 
 def __getattr__(name: str) -> Any:
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])

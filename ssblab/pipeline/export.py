@@ -1,18 +1,19 @@
-"""``ssblab export --format parquet``: the verified messages and the derived tables as a Parquet dataset.
+"""``ssblab export --format parquet``: a source verified and written as a Parquet dataset, on either engine.
 
-Strategy: verify with the content carried along (`verify.verdicts_of`; for an archive, `archives.archive_verdicts`,
-which decodes the blocks straight to Arrow in the workers), write ``messages``, then derive every
-other table from the written ``messages`` (so the expensive verification runs once) and write each with the
-layout its queries want (`LAYOUT`). Everything is written into a hidden sibling folder; only when every table
-and the manifest (``_ssblab_dataset.json``, with each table's row count) are complete is that folder renamed
-to the destination.
+Strategy: the engine builds the tables (`ssblab.pipeline.local.build_tables`, or the Spark transforms of
+`ssblab.pipeline.spark`: ``messages`` written first, every other table derived from the written ``messages``, so
+verification runs once) and writes each with the layout its queries want (`tables.LAYOUT`). Everything is written
+into a hidden sibling folder; Spark's bookkeeping files (``_SUCCESS``, ``.crc``) are removed, so each table folder
+holds only Parquet files (pandas and Polars open it directly); only when every table and the manifest
+(``_ssblab_dataset.json``: version, row counts, columns) are complete is the folder renamed to the destination.
 
 Invariants:
 - atomic: a crashed export leaves the previous dataset (or nothing) at the destination, plus at most a hidden
   ``.NAME.tmp-*`` folder; a folder without the manifest is never a complete dataset;
 - idempotent: exporting the same source again yields the same rows in the same order within each table;
-- never deletes what it did not write: an existing destination is replaced only if it holds our manifest or
-  is empty.
+- the same on both engines: the same tables, columns and rows (tests/pipeline/test_local.py);
+- never deletes what it did not write: an existing destination is replaced only if it holds our manifest or is
+  empty; it is never the source or inside it.
 """
 
 from __future__ import annotations
@@ -21,35 +22,27 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ssblab import __version__
 from ssblab.core.errors import SsbError
-from ssblab.pipeline import tables
-from ssblab.pipeline.load import SPLIT_BYTES, resolve_source
-from ssblab.pipeline.progress import job_progress
-from ssblab.pipeline.schema import TABLES
-from ssblab.pipeline.verify import verdicts_of
-from ssblab.store.blobs import BlobStore
+from ssblab.core.message import hmac_key_bytes
+from ssblab.core.schema import DATASET_VERSION, TABLES
+from ssblab.pipeline import local
+from ssblab.pipeline.engines import Engine, SparkEngine, resolve_engine
+from ssblab.pipeline.sources import resolve_source
+from ssblab.pipeline.splits import SPLIT_BYTES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+__all__ = ["MANIFEST", "ExportError", "ExportSummary", "export_dataset", "export_parquet"]
+
 MANIFEST = "_ssblab_dataset.json"
-DATASET_VERSION = 1
-# How each table is laid out: hash-partitioned by a key into files and sorted within them, or globally sorted
-# (range-partitioned, so Parquet row-group statistics prune range and key lookups).
-LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
-    "messages": ("hash:author", ("author", "sequence")),  # feed scans and per-author joins
-    "posts": ("sort", ("timestamp", "id")),  # activity over time
-    "votes": ("sort", ("link", "timestamp", "id")),  # votes of a message
-    "contacts": ("sort", ("author", "sequence", "contact")),  # follow graph replay, in feed order
-    "abouts": ("sort", ("about", "timestamp", "id")),  # the latest name of a feed
-    "links": ("sort", ("target", "id", "path")),  # backlinks of a ref
-    "tangle_edges": ("sort", ("root", "timestamp", "id", "parent")),  # a thread's edges
-    "blobs": ("sort", ("blob",)),
-}
+_SPARK_LEFTOVERS = ("_SUCCESS", "._SUCCESS.crc")
 
 
 class ExportError(SsbError):
@@ -61,45 +54,79 @@ class ExportSummary:
     path: Path
     rows: dict[str, int]
     bytes: int
+    engine: str
 
 
-def _laid_out(df: DataFrame, table: str, files: int) -> DataFrame:
-    how, keys = LAYOUT[table]
-    if how.startswith("hash:"):
-        return df.repartition(files, how.split(":", 1)[1]).sortWithinPartitions(*keys)
-    return df.orderBy(*keys)
+def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine | None = None,
+                   spark: SparkSession | None = None, master: str | None = None, hmac_key: Any = None,
+                   split_bytes: int | None = None, progress: bool | None = None,
+                   on_records: Callable[[int], None] | None = None) -> ExportSummary:
+    """Verify ``source`` and write its dataset to ``out`` atomically, on the local engine or on Spark.
+
+    Args:
+        source: a JSONL file, a log.offset (or ssb-fixtures folder), a store folder, or an archive (an
+            ``archive.json``, a folder written by ``ssblab archive build``, or a blob folder holding Bundles).
+        out: the dataset folder (replaced if it holds an earlier dataset).
+        engine: ``"local"`` or ``"spark"`` (default: Spark when ``spark`` or ``master`` is given).
+        spark: a SparkSession to run on; master: a Spark master URL to start one on.
+        hmac_key: a test network's HMAC key.
+        split_bytes: bytes of source per task (default: Spark's 16 MiB; locally, as many splits as suit the
+            cores, and none for a small source).
+        progress: Spark's progress bar (None: when stderr is a terminal, or in a notebook).
+        on_records: the local engine calls it with the records of each split as they are checked.
+
+    Raises:
+        ExportError: ``out`` exists and is not an ssblab dataset, or is the source or inside it.
+        SourceError: ``source`` is nothing ssblab reads.
+
+    Examples:
+        >>> export_dataset("feeds.jsonl", "dataset").rows["messages"]  # doctest: +SKIP
+        6000
+    """
+    where = resolve_source(source)[1]
+    out = Path(out).absolute()
+    _check_destination(out, where)
+    chosen = resolve_engine(engine, spark=spark, master=master)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        if isinstance(chosen, SparkEngine):
+            counts = _write_spark(chosen.spark, where, staging, hmac_key, split_bytes or SPLIT_BYTES, progress)
+        else:
+            counts = _write_local(where, staging, hmac_key, chosen.workers, split_bytes, on_records)
+        _tidy(staging)
+        manifest = {"format": "ssblab-dataset", "version": DATASET_VERSION, "ssblab": __version__,
+                    "source": str(source), "engine": chosen.name,
+                    "tables": {name: {"rows": counts[name], "columns": [c.name for c in TABLES[name]]}
+                               for name in TABLES}}
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        _swap_in(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ExportSummary(out, counts, _folder_bytes(out), chosen.name)
 
 
-def _write(df: DataFrame, table: str, folder: Path, files: int) -> None:
-    _laid_out(df.select(*[c.name for c in TABLES[table]]), table, files).write.option(
-        "compression", "zstd").parquet(str(folder / table))
+def export_parquet(spark: SparkSession, source: str | Path, out: str | Path, *, hmac_key: Any = None,
+                   split_bytes: int | None = None, progress: bool | None = None) -> ExportSummary:
+    """`export_dataset` on Spark (the pipeline's scale-out route)."""
+    return export_dataset(source, out, engine=SparkEngine(spark), hmac_key=hmac_key, split_bytes=split_bytes,
+                          progress=progress)
 
 
-def _blob_folder(source: Path) -> Path | None:
-    """The blob folder a source carries: a store's, or an archive's (its Bundles, blocks and dictionaries)."""
-    kind, where = resolve_source(source)
-    if kind == "store":
-        return where / "blobs"
-    if kind == "archive":
-        from ssblab.archive.folder import open_archive
-
-        return open_archive(where).blobs
-    return None
-
-
-def blob_sizes(spark: SparkSession, source: Path) -> DataFrame | None:
-    """(blob, size) of the blobs a store or an archive holds; None for other sources."""
-    folder = _blob_folder(source)
-    if folder is None or not (folder / "sha256").exists():
-        return None
-    store = BlobStore(folder)
-    rows = [(ref, store.size(ref)) for ref in store]
-    return spark.createDataFrame(rows, "blob string, size long")
-
-
-def _check_destination(out: Path) -> None:
+def _check_destination(out: Path, source: Path) -> None:
+    if out == source or source in out.parents or out in source.parents:
+        raise ExportError(f"{out}: the dataset cannot be written over or inside its source {source}")
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out} exists and is not a folder: refusing to replace it")
     if out.exists() and not (out / MANIFEST).exists() and any(out.iterdir()):
         raise ExportError(f"{out} exists and is not an ssblab dataset: refusing to replace it")
+
+
+def _tidy(staging: Path) -> None:
+    """Remove what Hadoop's committers write beside the Parquet files (``_SUCCESS``, ``.*.crc``)."""
+    for path in staging.rglob("*"):
+        if path.name in _SPARK_LEFTOVERS or (path.name.startswith(".") and path.name.endswith(".crc")):
+            path.unlink()
 
 
 def _swap_in(staging: Path, out: Path) -> None:
@@ -115,54 +142,68 @@ def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.parquet"))
 
 
-def _verdicts(spark: SparkSession, source: str | Path, hmac_key: Any, split_bytes: int, rows_done: Any) -> DataFrame:
-    """The verdicts with the messages table's columns carried along, from whichever reader fits the source."""
-    if resolve_source(source)[0] == "archive":
-        from ssblab.pipeline.archives import archive_verdicts
+def blob_folder(source: Path) -> Path | None:
+    """The blob folder a source carries: a store's, or an archive's (its Bundles, blocks and dictionaries)."""
+    kind, where = resolve_source(source)
+    if kind == "store":
+        return where / "blobs"
+    if kind == "archive":
+        from ssblab.archive.folder import open_archive
 
-        return archive_verdicts(spark, source, hmac_key=hmac_key, carry=tables.CARRY, rows_done=rows_done)
-    return verdicts_of(spark, source, hmac_key=hmac_key, carry=tables.CARRY, split_bytes=split_bytes,
-                       rows_done=rows_done)
+        return open_archive(where).blobs
+    return None
 
 
-def export_parquet(spark: SparkSession, source: str | Path, out: str | Path, *, hmac_key: Any = None,
-                   files: int | None = None, split_bytes: int = SPLIT_BYTES,
-                   progress: bool | None = None) -> ExportSummary:
-    """Verify ``source`` and write the dataset to ``out`` atomically.
+def held_blobs(source: Path) -> list[tuple[str, int | None]]:
+    """(blob, size) of the blobs a store or an archive holds (none for other sources)."""
+    from ssblab.store.blobs import BlobStore
 
-    Args:
-        spark: the session.
-        source: a JSONL file, a log.offset (or ssb-fixtures folder), a store folder, or an archive (an
-            ``archive.json``, a folder written by ``ssblab archive build``, or a blob folder holding Bundles).
-        out: the dataset folder (replaced if it holds an earlier dataset).
-        hmac_key: a test network's HMAC key.
-        files: files of the ``messages`` table (default: the session's shuffle partitions).
-        split_bytes: bytes of source per verification task (archives: whole blocks, `load.SPLIT_ROWS` messages).
-        progress: show a progress bar (None: when stderr is a terminal, or in a notebook).
+    folder = blob_folder(source)
+    if folder is None or not (folder / "sha256").exists():
+        return []
+    store = BlobStore(folder)
+    return [(ref, store.size(ref)) for ref in store]
 
-    Raises:
-        ExportError: ``out`` exists and is not an ssblab dataset.
-    """
-    out = Path(out).absolute()
-    _check_destination(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    files = files or int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
-    try:
-        with job_progress(spark, "exporting", enabled=progress) as rows_done:
-            rows = _verdicts(spark, source, hmac_key, split_bytes, rows_done)
-            _write(tables.messages_table(rows), "messages", staging, files)
-            messages = spark.read.parquet(str(staging / "messages"))
-            for name, derive in tables.DERIVED.items():
-                _write(derive(messages), name, staging, files)
-            links = spark.read.parquet(str(staging / "links"))
-            _write(tables.blobs(links, blob_sizes(spark, Path(source))), "blobs", staging, files)
-            counts = {name: spark.read.parquet(str(staging / name)).count() for name in TABLES}
-        manifest = {"format": "ssblab-dataset", "version": DATASET_VERSION, "source": str(source),
-                    "tables": {name: {"rows": counts[name], "columns": [c.name for c in TABLES[name]]}
-                               for name in TABLES}}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        _swap_in(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return ExportSummary(out, counts, _folder_bytes(out))
+
+def _write_local(source: Path, staging: Path, hmac_key: Any, workers: int | None, split_bytes: int | None,
+                 on_records: Callable[[int], None] | None) -> dict[str, int]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    held = held_blobs(source)
+    sizes = pa.table({"blob": pa.array([b for b, _ in held], pa.string()),
+                      "size": pa.array([s for _, s in held], pa.int64())})
+    found = local.build_tables(source, hmac_key=hmac_key_bytes(hmac_key), workers=workers, sizes=sizes,
+                               split_bytes=split_bytes, on_records=on_records)
+    for name, table in found.items():
+        (staging / name).mkdir(parents=True)
+        pq.write_table(local.sorted_table(name, table), staging / name / "part-00000.parquet", compression="zstd")
+    return {name: table.num_rows for name, table in found.items()}
+
+
+def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any, split_bytes: int,
+                 progress: bool | None) -> dict[str, int]:
+    from ssblab.pipeline import spark as frames
+    from ssblab.pipeline import tables as catalog
+    from ssblab.pipeline.progress import job_progress
+    from ssblab.pipeline.session import sql_conf
+
+    files = int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
+
+    def read(table: str) -> DataFrame:
+        return spark.read.parquet(str(staging / table))
+
+    # Spark writes timestamps as INT96 by default, which other readers see as nanoseconds without a zone.
+    with sql_conf(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}), \
+            job_progress(spark, "exporting", enabled=progress) as rows_done:
+        rows = frames.verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY, split_bytes=split_bytes,
+                                  rows_done=rows_done)
+        frames.write_table(frames.messages_table(rows), "messages", staging, files)
+        for name in catalog.DERIVED:
+            frames.write_table(frames.derived(read("messages"), name), name, staging, files)
+        held = held_blobs(source)
+        sizes = spark.createDataFrame(held, "blob string, size long") if held else None
+        frames.write_table(frames.blobs(read("links"), sizes), "blobs", staging, files)
+        frames.write_table(frames.follows(read("contacts")), "follows", staging, files)
+        frames.write_table(frames.names(read("abouts")), "names", staging, files)
+        return {name: read(name).count() for name in TABLES}

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from ssblab.pipeline.engines import MASTER_ENV
 from ssblab.pipeline.graphframes_jar import cached_jar, jar_dir
 
 if TYPE_CHECKING:
@@ -53,7 +54,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MASTER_ENV = "SSBLAB_SPARK_MASTER"
 # The usual Maven coordinates for PySpark 3.5 (Scala 2.12); only reachable where Maven/spark-packages are.
 GRAPHFRAMES_PACKAGE = "graphframes:graphframes:0.8.3-spark3.5-s_2.12"
 SPARK_PACKAGES_REPO = "https://repos.spark-packages.org/"
@@ -319,7 +319,7 @@ def graphframe(vertices: DataFrame, edges: DataFrame) -> Any:
 
 
 @contextlib.contextmanager
-def _sql_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+def sql_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
     """Apply runtime SQL settings for the duration of a block, then restore the previous values."""
     previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
@@ -344,7 +344,7 @@ def connected_components(
     the driver ran out of memory. So adaptive execution is off while the iterations run, and the result is
     cached and counted inside that window. ``algorithm="graphx"`` is faster on small graphs.
     """
-    with _sql_conf(graph.vertices.sparkSession, {"spark.sql.adaptive.enabled": "false"}):
+    with sql_conf(graph.vertices.sparkSession, {"spark.sql.adaptive.enabled": "false"}):
         found: DataFrame = graph.connectedComponents(algorithm=algorithm, checkpointInterval=checkpoint_interval)
         result = found.cache()
         result.count()

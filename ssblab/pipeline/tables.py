@@ -1,77 +1,145 @@
-"""The dataset's tables as pure ``DataFrame -> DataFrame`` transforms (declared in `ssblab.pipeline.schema`).
+"""Tables: what each table of a dataset holds, declared once for both engines (docs/datasets.md).
 
-Strategy: `messages_table` turns verdict rows (which carry the facts' content columns, see `chain.verdicts`)
-into the ``messages`` table; every other table is one function of the ``messages`` table, so an export writes
-``messages`` once and derives the rest from what it wrote. Content is decoded in the Python workers by the pure
-helpers of `ssblab.pipeline.extract`, batched through Arrow.
+Strategy: a table is either derived message by message (`DERIVED`: the pure extractors of
+`ssblab.pipeline.extract` applied to each valid public message's content) or computed by one SQL query over other
+tables (`messages_sql`, `blobs_sql`, `follows_sql`, `names_sql`). The queries are written in the SQL that Spark
+and DuckDB share, with the few differences (regular expressions) behind a `Dialect`; each engine runs the very same
+text, so the two cannot drift apart. Queries name their inputs as ``{placeholders}``: Spark fills them with
+DataFrames (``spark.sql(query, name=frame)``), the local engine with the names of the Arrow tables it registered.
+The ``*_at`` timestamp columns are computed last from their millisecond doubles (`TIMESTAMPS`).
 
 Invariants: derived tables hold only valid messages (a forged or out-of-feed message says nothing about the
-network); every row carries its message's ``id`` and ``author``; output columns are exactly the schema's.
+network); every derived row carries its message's ``id`` and ``author``; output columns are exactly the schema's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
+from ssblab.core.schema import TABLES
 from ssblab.pipeline import extract
-from ssblab.pipeline.chain import DUPLICATE, VALID
-from ssblab.pipeline.schema import TABLES, arrow_schema
+from ssblab.pipeline.verdicts import DUPLICATE, VALID
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+__all__ = [
+    "CARRY",
+    "DERIVED",
+    "DUCKDB",
+    "LAYOUT",
+    "SPARK",
+    "TIMESTAMPS",
+    "Derivation",
+    "Dialect",
+    "base_columns",
+    "blobs_sql",
+    "derive",
+    "follows_sql",
+    "messages_sql",
+    "names_sql",
+]
 
-CARRY = ("previous", "received", "type", "content", "is_private")  # facts columns the messages table needs
-Extract = Callable[[dict[str, Any]], Iterable[tuple[Any, ...]]]
-
-
-def table_ddl(table: str) -> str:
-    """A table's columns as the DDL that Spark's Python-worker operators accept."""
-    return ", ".join(f"`{c.name}` {c.type}" for c in TABLES[table])
-
-
-def messages_table(verdict_rows: DataFrame) -> DataFrame:
-    """One row per parsed record with a well-typed author, sequence and timestamp, except copies of a feed's
-    head (duplicates); ``valid`` and ``error`` are the verifier's verdict."""
-    from pyspark.sql import functions as F
-
-    kept = verdict_rows.filter(
-        F.col("id").isNotNull() & F.col("author").isNotNull() & F.col("sequence").isNotNull()
-        & F.col("timestamp").isNotNull() & F.col("content").isNotNull() & (F.col("verdict") != DUPLICATE))
-    return kept.select(
-        *[c.name for c in TABLES["messages"][:9]],
-        (F.col("verdict") == VALID).alias("valid"), F.col("code").alias("error"))
-
-
-def _derive(messages: DataFrame, table: str, types: tuple[str, ...] | None, rows: Extract) -> DataFrame:
-    """Apply ``rows`` to the parsed content of each valid public message (of the given types)."""
-    import pyarrow as pa
-    from pyspark.sql import functions as F
-
-    schema = arrow_schema(table)
-    head = ["id", "author", "timestamp"] if table != "contacts" else ["id", "author", "sequence", "timestamp"]
-    wanted = F.col("valid") & ~F.col("is_private")
-    if types is not None:
-        wanted = wanted & F.col("type").isin(*types)
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        for batch in batches:
-            out = []
-            for row in batch.to_pylist():
-                content = orjson.loads(row["content"])
-                key = tuple(row[name] for name in head)
-                out.extend(key + tail for tail in rows(content))
-            columns = list(zip(*out, strict=True)) if out else [[] for _ in schema]
-            yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema,
-                                                                                         strict=True)],
-                                             schema=pa.schema([f.with_nullable(True) for f in schema]))
-
-    return messages.filter(wanted).select(*head, "content").mapInArrow(run, table_ddl(table))
+CARRY = ("previous", "received", "format", "type", "content", "is_private")  # facts columns the messages need
+# Each timestamp column and the millisecond double it shows (`ssblab.core.schema.arrow_timestamps`).
+TIMESTAMPS = {"claimed_at": "timestamp", "received_at": "received", "first_referenced_at": "first_referenced"}
+# How each table is laid out: hash-partitioned by a key into files and sorted within them, or globally sorted
+# (range-partitioned, so Parquet row-group statistics prune range and key lookups). The local engine writes one
+# file per table, sorted by the same keys.
+LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
+    "messages": ("hash:author", ("author", "sequence")),  # feed scans and per-author joins
+    "posts": ("sort", ("timestamp", "id")),  # activity over time
+    "votes": ("sort", ("link", "timestamp", "id")),  # votes of a message
+    "contacts": ("sort", ("author", "sequence", "contact")),  # follow graph replay, in feed order
+    "abouts": ("sort", ("about", "timestamp", "id")),  # the latest name of a feed
+    "links": ("sort", ("target", "id", "path")),  # backlinks of a ref
+    "tangle_edges": ("sort", ("root", "timestamp", "id", "parent")),  # a thread's edges
+    "blobs": ("sort", ("blob",)),
+    "follows": ("sort", ("author", "contact")),  # who follows whom now
+    "names": ("sort", ("author",)),
+}
+# ssb-ref 2.16's feedIdRegex; its unescaped "." is spelt out as JavaScript's (anything but a line terminator).
+# U+2028 and U+2029 stand in the text itself: Java's and RE2's escapes for them differ.
+_FEED_PATTERN = "^@[a-zA-Z0-9/+]{{42}}[AEIMQUYcgkosw048]=[^\\n\\r\u2028\u2029](sha256|ed25519)$"
 
 
-def _one(extractor: Callable[[dict[str, Any]], tuple[Any, ...] | None]) -> Extract:
+def base_columns(table: str) -> list[str]:
+    """The table's columns without the ``*_at`` timestamps (what the steps before the last one produce)."""
+    return [c.name for c in TABLES[table] if c.type != "timestamp"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The differences between Spark SQL and DuckDB that the queries need."""
+
+    name: str
+    regex_function: str  # a function (text, pattern) -> true when the pattern is found in the text
+    sorted_set: str  # an aggregate: the sorted distinct non-null values of {}
+
+    def matches(self, column: str, pattern: str) -> str:
+        return f"{self.regex_function}({column}, '{pattern}')"
+
+    def sorted_distinct(self, expression: str) -> str:
+        return self.sorted_set.format(expression)
+
+
+SPARK = Dialect("spark", "regexp_like", "array_sort(collect_set({}))")
+DUCKDB = Dialect("duckdb", "regexp_matches", "list_sort(list_distinct(list({})))")
+
+
+def messages_sql() -> str:
+    """The ``messages`` table of verdict rows that carry `CARRY`: one row per parsed record with a well-typed
+    author, sequence and timestamp, except copies of a feed's head (duplicates)."""
+    columns = ", ".join(c for c in base_columns("messages") if c not in ("valid", "error"))
+    return (f"SELECT {columns}, verdict = '{VALID}' AS valid, code AS error FROM {{verdicts}} "
+            "WHERE id IS NOT NULL AND author IS NOT NULL AND sequence IS NOT NULL AND timestamp IS NOT NULL "
+            f"AND content IS NOT NULL AND verdict <> '{DUPLICATE}'")
+
+
+def blobs_sql() -> str:
+    """Referenced blobs from ``links``, with the sizes of those ``sizes`` (``blob, size``) holds. The count is
+    named ``refs`` here (``references`` is reserved in DuckDB); the engines rename it."""
+    return ("SELECT r.target AS blob, s.size AS size, r.refs AS refs, r.first_referenced AS first_referenced "
+            "FROM (SELECT target, count(DISTINCT id) AS refs, min(timestamp) AS first_referenced FROM {links} "
+            "WHERE kind = 'blob' GROUP BY target) r LEFT JOIN {sizes} s ON r.target = s.blob")
+
+
+def follows_sql(dialect: Dialect) -> str:
+    """Per (author, contact) between two feed ids: the state that author's latest contact message about that
+    contact set, as ssb-friends 4.4 keeps it (blocking beats following; neither set, or both unset: cleared).
+    Within a feed the log order is the sequence order, so the latest message is the one with the largest."""
+    latest = ("SELECT *, row_number() OVER (PARTITION BY author, contact ORDER BY sequence DESC) AS n FROM "
+              f"{{contacts}} WHERE {dialect.matches('author', _FEED_PATTERN)} "
+              f"AND {dialect.matches('contact', _FEED_PATTERN)}")
+    state = ("CASE WHEN coalesce(blocking, false) THEN 'blocking' WHEN coalesce(following, false) THEN 'following' "
+             "ELSE 'cleared' END")
+    return f"SELECT author, contact, {state} AS state, id, sequence, timestamp FROM ({latest}) t WHERE n = 1"
+
+
+def names_sql() -> str:
+    """Each feed's latest self-assigned name: its latest about message about itself that sets a name."""
+    latest = ("SELECT *, row_number() OVER (PARTITION BY author ORDER BY sequence DESC) AS n FROM {abouts} "
+              "WHERE about = author AND name IS NOT NULL")
+    return f"SELECT author, name, id, sequence, timestamp FROM ({latest}) t WHERE n = 1"
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A table derived message by message: ``rows`` of a valid public message's parsed content (after the
+    ``head`` columns taken from ``messages``), for messages of the given ``types`` (None: all)."""
+
+    table: str
+    types: tuple[str, ...] | None
+    rows: Callable[[dict[str, Any]], Iterable[tuple[Any, ...]]]
+
+    @property
+    def head(self) -> list[str]:
+        return [c for c in base_columns(self.table) if c in ("id", "author", "sequence", "timestamp")]
+
+
+def _one(extractor: Callable[[dict[str, Any]], tuple[Any, ...] | None]) -> Callable[[dict[str, Any]],
+                                                                                  Iterable[tuple[Any, ...]]]:
     def rows(content: dict[str, Any]) -> Iterable[tuple[Any, ...]]:
         row = extractor(content)
         return () if row is None else (row,)
@@ -79,48 +147,25 @@ def _one(extractor: Callable[[dict[str, Any]], tuple[Any, ...] | None]) -> Extra
     return rows
 
 
-def posts(messages: DataFrame) -> DataFrame:
-    return _derive(messages, "posts", ("post",), _one(extract.post_row))
+DERIVED: dict[str, Derivation] = {d.table: d for d in (
+    Derivation("posts", ("post",), _one(extract.post_row)),
+    Derivation("votes", ("vote",), _one(extract.vote_row)),
+    Derivation("contacts", ("contact",), _one(extract.contact_row)),
+    Derivation("abouts", ("about",), _one(extract.about_row)),
+    Derivation("links", None, extract.links),
+    Derivation("tangle_edges", None, extract.tangle_edges),
+)}
 
 
-def votes(messages: DataFrame) -> DataFrame:
-    return _derive(messages, "votes", ("vote",), _one(extract.vote_row))
-
-
-def contacts(messages: DataFrame) -> DataFrame:
-    return _derive(messages, "contacts", ("contact",), _one(extract.contact_row))
-
-
-def abouts(messages: DataFrame) -> DataFrame:
-    return _derive(messages, "abouts", ("about",), _one(extract.about_row))
-
-
-def links(messages: DataFrame) -> DataFrame:
-    return _derive(messages, "links", None, lambda content: extract.links(content))
-
-
-def tangle_edges(messages: DataFrame) -> DataFrame:
-    return _derive(messages, "tangle_edges", None, lambda content: extract.tangle_edges(content))
-
-
-def blobs(link_rows: DataFrame, sizes: DataFrame | None = None) -> DataFrame:
-    """Referenced blobs from the ``links`` table; ``sizes`` (``blob``, ``size``) adds the sizes of held blobs."""
-    from pyspark.sql import functions as F
-
-    referenced = link_rows.filter(F.col("kind") == "blob").groupBy(F.col("target").alias("blob")).agg(
-        F.countDistinct("id").alias("references"), F.min("timestamp").alias("first_referenced"))
-    if sizes is None:
-        with_size = referenced.withColumn("size", F.lit(None).cast("long"))
-    else:
-        with_size = referenced.join(sizes, "blob", "left")
-    return with_size.select(*[c.name for c in TABLES["blobs"]])
-
-
-DERIVED: dict[str, Callable[[DataFrame], DataFrame]] = {
-    "posts": posts,
-    "votes": votes,
-    "contacts": contacts,
-    "abouts": abouts,
-    "links": links,
-    "tangle_edges": tangle_edges,
-}
+def derive(derivation: Derivation, messages: Iterable[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+    """The rows (`base_columns` order) of ``messages`` rows (with ``valid``, ``is_private``, ``type``,
+    ``content`` and the head columns) that the derivation reads."""
+    head = derivation.head
+    for row in messages:
+        if not row["valid"] or row["is_private"]:
+            continue
+        if derivation.types is not None and row["type"] not in derivation.types:
+            continue
+        key = tuple(row[name] for name in head)
+        for tail in derivation.rows(orjson.loads(row["content"])):
+            yield key + tail

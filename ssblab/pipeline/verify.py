@@ -1,61 +1,167 @@
-"""Distributed verification: the same `ValidationReport` as `ssblab.store.verify.verify_path`, computed by Spark.
+"""Verification of any source on either engine: one `ValidationReport`, the same for both.
 
-Strategy: `load.plan_splits` cuts the source on the driver. `verify_spark` makes one pass: each task parses,
-checks and replays its own split with the core's `FeedValidator` (`chain.replay_split`), presuming each feed's
-state at the split's start, and the driver stitches the feeds across splits (`chain.stitch`); only the small
-per-split runs come back. Feeds whose presumed state was wrong (faults across a split boundary) are decided again
-by the shuffle route that also gives every record's verdict row (`verdicts_of`: per-message facts in the workers,
-`checks.message_facts`, then each feed replayed after a shuffle, `chain.verdicts`; the export uses it), whose rows
-are summarised by a few small jobs. Everything before `verify_spark` is a lazy ``DataFrame -> DataFrame`` transform.
+Strategy: the source is cut into splits, and each split is replayed on its own by the core's `FeedValidator`
+(`verdicts.replay_split`), presuming each feed's state at the split's start; the splits' runs are then stitched
+in log order (`verdicts.stitch`). Only feeds whose presumed state was wrong (forks, gaps or stops that straddle
+splits: faulty data) are decided again whole: locally by `verdicts.decide_feeds`, on Spark by the shuffle route
+(per-message facts, then each feed replayed after a shuffle). The local engine replays the splits in a pool of
+processes, or in this process when the source is small; Spark in its Python workers, sending back only the small
+per-split runs.
 
-Invariant: ``verify_spark(spark, path).to_json() == verify_path(path).to_json()`` for any input
-(tests/pipeline/test_verify.py); for a store, the fork evidence it holds is reported too, as `verify_path` does.
+Invariant: the report equals the single-process `FeedValidator`'s over the same records, on both engines and for
+any input (tests/pipeline/test_verify.py); for a store, the fork evidence it holds is reported too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssblab.core.message import hmac_key_bytes
 from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
-from ssblab.pipeline.chain import (
+from ssblab.pipeline import pool
+from ssblab.pipeline.engines import Engine, SparkEngine, resolve_engine
+from ssblab.pipeline.facts import fact_error
+from ssblab.pipeline.sources import iter_split, plan_splits, resolve_source
+from ssblab.pipeline.splits import SPLIT_BYTES, Split
+from ssblab.pipeline.verdicts import (
     DUPLICATE,
     INVALID,
     VALID,
     ForkRow,
     SplitRun,
+    decide_feeds,
+    merge_exact,
     received_message,
     replay_split,
     stitch,
-    verdicts,
 )
-from ssblab.pipeline.checks import fact_error, message_facts
-from ssblab.pipeline.load import SPLIT_BYTES, Split, iter_split, plan_splits, resolve_source, splits_frame
-from ssblab.pipeline.progress import job_progress
-from ssblab.store.sources import parse_record
-from ssblab.store.store import Store
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+__all__ = ["fork_evidence", "verify", "verify_local", "verify_path", "verify_spark"]
 
-def verdicts_of(spark: SparkSession, path: str | Path, *, hmac_key: Any = None, carry: tuple[str, ...] = (),
-                split_bytes: int = SPLIT_BYTES, rows_done: Any = None) -> DataFrame:
-    """The verdicts of every record at ``path`` (lazy), with the facts columns in ``carry`` passed through."""
-    facts = message_facts(splits_frame(spark, plan_splits(path, split_bytes=split_bytes)), hmac_key=hmac_key,
-                          with_content="content" in carry, rows_done=rows_done)
-    return verdicts(facts, carry)
+Progress = Callable[[int], None]
 
 
-def summarize(verdict_rows: DataFrame) -> ValidationReport:
-    """The report of a verdicts DataFrame (runs a few jobs; cache the input first)."""
-    return summarize_rows(verdict_rows)[0]
+def verify(path: str | Path, *, engine: str | Engine | None = None, spark: SparkSession | None = None,
+           master: str | None = None, hmac_key: Any = None, on_records: Progress | None = None) -> ValidationReport:
+    """Validate every message at ``path`` on the local engine (the default) or on Spark.
+
+    Args:
+        path: a JSONL file, a log.offset (or an ssb-fixtures folder), a store folder, or an archive.
+        engine: ``"local"`` or ``"spark"`` (default: Spark when ``spark`` or ``master`` is given).
+        spark: a SparkSession to run on.
+        master: a Spark master URL to start a session on.
+        hmac_key: a test network's HMAC key.
+        on_records: called with how many records were checked, as they are.
+
+    Returns:
+        The `ValidationReport`; its ``to_json()`` is the ``ssblab verify --json`` contract.
+
+    Examples:
+        >>> verify("feeds.jsonl").ok  # doctest: +SKIP
+        True
+    """
+    chosen = resolve_engine(engine, spark=spark, master=master)
+    if isinstance(chosen, SparkEngine):
+        return verify_spark(chosen.spark, path, hmac_key=hmac_key, progress=False if on_records else None)
+    return verify_local(path, hmac_key=hmac_key, workers=chosen.workers, on_records=on_records)
+
+
+def verify_local(path: str | Path, *, hmac_key: Any = None, workers: int | None = None,
+                 split_bytes: int | None = None, on_records: Progress | None = None) -> ValidationReport:
+    """`verify` on the local engine: a pool of processes for a large source, this process for a small one.
+
+    ``split_bytes`` cuts the source into splits of that size and replays them in the pool whatever its size.
+    """
+    key = hmac_key_bytes(hmac_key)
+    workers = workers or pool.cores()
+    if split_bytes is None and not pool.is_parallel(path, workers):
+        return _with_forks(path, _verify_inline(plan_splits(path), key, on_records))
+    splits = pool.local_splits(path, workers) if split_bytes is None else plan_splits(path, split_bytes=split_bytes)
+    with pool.worker_pool(workers) as workers_pool:
+        runs = list(_replayed(workers_pool, splits, key, on_records))
+    report, positions, forks, broken = stitch(runs)
+    if broken:
+        records = (record for split in splits for record in iter_split(split))
+        merge_exact(report, positions, forks, decide_feeds(records, frozenset(broken), key))
+    report.forks.extend(fork_evidence(path, forks))
+    return _with_forks(path, report)
+
+
+def _verify_inline(splits: Sequence[Split], key: bytes | None, on_records: Progress | None) -> ValidationReport:
+    validator = FeedValidator(key)
+    for split in splits:
+        for record in iter_split(split):
+            msg = received_message(validator, record)
+            if msg is not None:
+                validator.push(msg)
+            if on_records:
+                on_records(1)
+    return validator.report
+
+
+class _Replay:
+    """`replay_split` of a split with the key bound (picklable for the pool)."""
+
+    def __init__(self, key: bytes | None) -> None:
+        self.key = key
+
+    def __call__(self, split: Split) -> SplitRun:
+        return replay_split(iter_split(split), self.key)
+
+
+def _replayed(workers: Executor | None, splits: Sequence[Split], key: bytes | None,
+              on_records: Progress | None) -> list[SplitRun]:
+    runs = []
+    for run in pool.pool_map(workers, _Replay(key), splits):
+        if on_records:
+            on_records(run.loose[0] + sum(r.counts[0] for r in run.runs))
+        runs.append(run)
+    return runs
+
+
+def _with_forks(path: str | Path, report: ValidationReport) -> ValidationReport:
+    """Add the fork evidence a store holds (its own, from earlier imports and replications)."""
+    kind, where = resolve_source(path)
+    if kind == "store":
+        from ssblab.store.store import Store
+
+        with Store(where) as store:
+            report.forks.extend(store.forks())
+    return report
+
+
+def fork_evidence(path: str | Path, forks: list[ForkRow]) -> list[Fork]:
+    """`Fork`s for the fork verdicts (rare): their messages are read again from the source, by position."""
+    if not forks:
+        return []
+    wanted = {row.pos: row for row in forks}
+    found: list[Fork] = []
+    for split in plan_splits(path):
+        for record in iter_split(split):
+            row = wanted.get(record.pos)
+            if row is not None and record.raw is not None:
+                msg = received_message(FeedValidator(), record)
+                assert msg is not None
+                found.append(Fork(row.author, int(row.sequence), row.known, msg))
+    return found  # in log order: splits and records are
+
+
+def verify_path(path: str | Path, *, hmac_key: Any = None,
+                on_message: Callable[[], None] | None = None) -> ValidationReport:
+    """`verify_local` in this process only, calling ``on_message`` once per record (progress bars)."""
+    report = _verify_inline(plan_splits(path), hmac_key_bytes(hmac_key),
+                            None if on_message is None else lambda _: on_message())
+    return _with_forks(path, report)
 
 
 def summarize_rows(verdict_rows: DataFrame) -> tuple[ValidationReport, list[int]]:
-    """`summarize`, with the log position of each error."""
+    """The report of a verdicts DataFrame, with the log position of each error (runs a few jobs)."""
     from pyspark.sql import functions as F
 
     counts = verdict_rows.agg(
@@ -79,107 +185,57 @@ def summarize_rows(verdict_rows: DataFrame) -> tuple[ValidationReport, list[int]
     return report, [row.pos for row in errors]
 
 
-def fork_evidence(path: str | Path, forks: list[Any]) -> list[Fork]:
-    """`Fork`s for the fork verdicts (rare): their messages are read again from the source, by position."""
-    if not forks:
-        return []
-    wanted = {row.pos: row for row in forks}
-    found: list[Fork] = []
-    for split in plan_splits(path):
-        for record in iter_split(split):
-            row = wanted.get(record.pos)
-            if row is not None and record.raw is not None:
-                msg = parse_record(record.raw, record.where).message
-                assert msg is not None
-                found.append(Fork(row.author, int(row.sequence), row.known, msg))
-    return found  # in log order: splits and records are
-
-
-def verify_records(path: str | Path, *, hmac_key: Any = None,
-                   on_message: Callable[[], None] | None = None) -> ValidationReport:
-    """`verify_spark`'s report in this process, without Spark: the pipeline's readers, one validator.
-
-    For the sources only the pipeline reads (archives: their blocks decoded and rebuilt here, as a Spark task
-    would); the records go through `verify_path`'s step, in log order, so no feed is presumed or stitched.
-    """
-    validator = FeedValidator(hmac_key)
-    for split in plan_splits(path):
-        for record in iter_split(split):
-            msg = received_message(validator, record)
-            if msg is not None:
-                validator.push(msg)
-            if on_message:
-                on_message()
-    return validator.report
-
-
 def split_runs(spark: SparkSession, splits: list[Split], *, hmac_key: Any = None,
                rows_done: Any = None) -> list[SplitRun]:
-    """Each split replayed by one task (`chain.replay_split`); only the small runs come back, in split order.
+    """Each split replayed by one Spark task; only the small runs come back, in split order.
 
     A plain RDD of splits: the records never enter the JVM, and no Arrow or DataFrame conversion is paid.
     """
-    key = hmac_key_bytes(hmac_key)
+    replay = _Replay(hmac_key_bytes(hmac_key))
 
-    def replay(split: Split) -> SplitRun:
-        run = replay_split(iter_split(split), key)
+    def run(split: Split) -> SplitRun:
+        found = replay(split)
         if rows_done is not None:
-            rows_done.add(run.loose[0] + sum(r.counts[0] for r in run.runs))
-        return run
+            rows_done.add(found.loose[0] + sum(r.counts[0] for r in found.runs))
+        return found
 
-    return spark.sparkContext.parallelize(splits, max(1, len(splits))).map(replay).collect()
+    return spark.sparkContext.parallelize(splits, max(1, len(splits))).map(run).collect()
 
 
 def verify_spark(spark: SparkSession, path: str | Path, *, hmac_key: Any = None, split_bytes: int = SPLIT_BYTES,
                  progress: bool | None = None) -> ValidationReport:
-    """Validate every message at ``path`` with Spark; the report equals `verify_path`'s.
-
-    One pass over the data: every task replays its split (`split_runs`) and the driver stitches the feeds across
-    splits (`chain.stitch`). Only feeds whose state at a split boundary was not the one presumed (forks, gaps
-    or stops that straddle splits: faulty data) are decided again, by the shuffle route (`verdicts_of`).
+    """`verify` on Spark: the report equals `verify_local`'s.
 
     Args:
         spark: the session (see `ssblab.pipeline.spark_session`); local or a cluster whose workers see ``path``.
-        path: a JSONL file, a log.offset (or an ssb-fixtures folder), or a store folder.
+        path: a JSONL file, a log.offset (or an ssb-fixtures folder), a store folder or an archive.
         hmac_key: a test network's HMAC key.
         split_bytes: bytes of source per task.
         progress: show a progress bar (None: when stderr is a terminal, or in a notebook).
-
-    Returns:
-        The `ValidationReport`; its ``to_json()`` is the ``ssblab verify --json`` contract.
     """
+    from ssblab.pipeline.progress import job_progress
+
     splits = plan_splits(path, split_bytes=split_bytes)
     with job_progress(spark, "verifying", enabled=progress) as rows_done:
-        report, positions, forks, broken = stitch(split_runs(spark, splits, hmac_key=hmac_key,
-                                                             rows_done=rows_done))
+        report, positions, forks, broken = stitch(split_runs(spark, splits, hmac_key=hmac_key, rows_done=rows_done))
         if broken:
-            _add_exact(spark, splits, frozenset(broken), hmac_key, report, positions, forks)
+            merge_exact(report, positions, forks, _decided_on_spark(spark, splits, frozenset(broken), hmac_key))
     report.forks.extend(fork_evidence(path, forks))
-    kind, where = resolve_source(path)
-    if kind == "store":
-        with Store(where, hmac_key=hmac_key) as store:
-            report.forks.extend(store.forks())
-    return report
+    return _with_forks(path, report)
 
 
-def _add_exact(spark: SparkSession, splits: list[Split], feeds: frozenset[str], hmac_key: Any,
-               report: ValidationReport, positions: list[int], forks: list[Any]) -> None:
-    """Decide ``feeds`` by the shuffle route and merge them into ``report`` (errors and forks in log order)."""
+def _decided_on_spark(spark: SparkSession, splits: list[Split], feeds: frozenset[str],
+                      hmac_key: Any) -> tuple[ValidationReport, list[int], list[ForkRow]]:
+    """``feeds`` decided whole by the shuffle route: their report, error positions and fork rows."""
     from pyspark.sql import functions as F
 
-    facts = message_facts(splits_frame(spark, splits), hmac_key=hmac_key, feeds=feeds)
-    rows = verdicts(facts).persist()
+    from ssblab.pipeline import spark as frames
+
+    facts = frames.message_facts(frames.splits_frame(spark, splits), hmac_key=hmac_key, feeds=feeds)
+    rows = frames.verdicts(facts).persist()
     try:
-        exact, exact_positions = summarize_rows(rows)
+        found, positions = summarize_rows(rows)
         fork_rows = rows.filter(F.col("code") == "fork").collect()
     finally:
         rows.unpersist()
-    report.checked += exact.checked
-    report.valid += exact.valid
-    report.duplicates += exact.duplicates
-    report.heads.update(exact.heads)
-    merged = sorted(zip(positions + exact_positions, report.errors + exact.errors, strict=True),
-                    key=lambda pair: pair[0])
-    report.errors[:] = [error for _, error in merged]
-    forks.extend(ForkRow(r.pos, r.author, int(r.sequence), r.known) for r in fork_rows)
-    forks.sort()
+    return found, positions, [ForkRow(r.pos, r.author, int(r.sequence), r.known) for r in fork_rows]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssblab import viz
-from ssblab.graph.about import short_id
+from ssblab.graph.labels import short_id
 from ssblab.report.html import Section, Table
 from ssblab.viz.charts import DAY_MS
 
@@ -22,16 +22,19 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from ssblab.core.message import Message
+    from ssblab.dataset import Dataset
     from ssblab.graph.network import FollowNetwork
 
 __all__ = ["archives_section", "follow_graph_section", "moderation_section", "overview_section", "tangles_section"]
 
+
+
 Label = Callable[[str], str]  # a feed id -> how a person reads it (its name and the start of its key)
 
 
-def overview_section(messages: DataFrame) -> Section:
+def overview_section(ds: Dataset) -> Section:
     """What the dataset holds: messages, feeds, validity, content types over time."""
-    frame = messages.select("author", "timestamp", "type", "is_private", "valid").toPandas()
+    frame = ds.table("messages", ["author", "timestamp", "type", "is_private", "valid"]).to_pandas()
     kinds = frame["type"].fillna("private").value_counts()
     span = (frame["timestamp"].max() - frame["timestamp"].min()) / DAY_MS if len(frame) else 0.0
     facts = [("messages", len(frame)), ("feeds", frame["author"].nunique()),
@@ -64,17 +67,13 @@ def _degree_counts(degrees: Any) -> Any:
 
 def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3, label: Label = short_id) -> Section:
     """The follow graph from one root: hops, replication set, degrees, PageRank, components."""
-    from pyspark.sql import functions as F
-
-    from ssblab.graph.analytics import mutual_follows
-
     hops = net.hops(root, max_hops)
     by_hops = _by_hops(hops, max_hops)
-    degrees = net.degrees().toPandas()
-    components = net.components().select("component").distinct().count()
-    ranks = net.pagerank().orderBy(F.desc("pagerank"), "id").limit(5).collect()
+    degrees = net.degrees().to_pandas()
+    components = len(set(net.components()["component"].to_pylist()))
+    ranks = net.pagerank().sort_by([("pagerank", "descending"), ("id", "ascending")]).slice(0, 5).to_pylist()
     facts = [("root (the most active feed)", label(root)), ("feeds", len(degrees)),
-             ("follows", int(degrees["out_degree"].sum())), ("mutual follows", mutual_follows(net.follows).count()),
+             ("follows", int(degrees["out_degree"].sum())), ("mutual follows", net.mutual_follows().num_rows),
              ("connected components", components),
              *((f"feeds within {row.hops} hops", int(row.feeds)) for row in by_hops.itertuples()),
              ("feeds the root's hops mark as blocked", sum(1 for v in hops.values() if v < 0))]
@@ -88,11 +87,9 @@ def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3, la
 
 def moderation_section(net: FollowNetwork, root: str, *, since: float, label: Label = short_id) -> Section:
     """What-if blocks, shared moderation (§6.3) and the resource-attack cliques (§8.6) for the root."""
-    from pyspark.sql import functions as F
-
     replicated = net.replication_set(root)
-    top = (net.pagerank().where(F.col("id").isin(sorted(replicated - {root})))
-           .orderBy(F.desc("pagerank"), "id").limit(1).collect())
+    top = [row for row in net.pagerank().sort_by([("pagerank", "descending"), ("id", "ascending")]).to_pylist()
+           if row["id"] in replicated - {root}][:1]
     rows: list[Sequence[Any]] = []
     facts: list[tuple[str, Any]] = [("replication set at 2 hops", len(replicated))]
     if top:

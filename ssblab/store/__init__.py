@@ -1,7 +1,7 @@
 """The durable local replica (SQLite WAL + a blob folder) and the file formats SSB data comes in."""
 
 from ssblab.store.blobs import BlobStore
-from ssblab.store.sources import Received, read_jsonl, read_log_offset, read_source, write_log_offset
+from ssblab.store.sources import Received, parse_record, write_log_offset
 from ssblab.store.store import Store, StoreStats, export_jsonl
 
 __all__ = [
@@ -10,8 +10,6 @@ __all__ = [
     "Store",
     "StoreStats",
     "export_jsonl",
-    "read_jsonl",
-    "read_log_offset",
-    "read_source",
+    "parse_record",
     "write_log_offset",
 ]

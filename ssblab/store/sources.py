@@ -1,10 +1,10 @@
-"""Readers for the files SSB data comes in: JSONL (values or ``{key, value, timestamp}`` records) and
-flumelog-offset ``log.offset`` (what ssb-server/ssb-db and ssb-fixtures write).
+"""What a store takes in: `Received` items, each a message parsed from one record (or the error that stopped it,
+with its place), and what it writes for JS peers (`write_log_offset`).
 
-Readers yield `Received` items and never stop at a bad record: a record that is not JSON becomes an item carrying
-its `InvalidMessage` (rule ``json``) with the place (line or byte offset), so an import keeps every good message
-and reports the rest. A log.offset frame is ``len:u32be | data | len:u32be | next_offset:u32be``; a torn last
-frame (a writer killed mid-append) is reported and ends the stream.
+The readers of the files SSB data comes in live in `ssblab.pipeline.sources` (one module per format, shared by
+``ssblab import``, ``ssblab verify`` and both engines); they parse each record with `parse_record`. A record that
+is not a message becomes a `Received` carrying its `InvalidMessage` (rule ``json``) with the place, so an import
+keeps every good message and reports the rest.
 """
 
 from __future__ import annotations
@@ -48,40 +48,6 @@ def parse_record(data: bytes, where: str) -> Received:
         return Received(where, error=InvalidMessage(exc.rule, f"{exc.detail} at {where}", fatal=exc.fatal))
 
 
-def read_jsonl(path: str | Path) -> Iterator[Received]:
-    with open(path, "rb") as lines:
-        for number, line in enumerate(lines, 1):
-            if line.strip():
-                yield parse_record(line, f"{path}:{number}")
-
-
-def read_log_offset(path: str | Path) -> Iterator[Received]:
-    with open(path, "rb") as log:
-        data = log.read()
-    offset = 0
-    while offset < len(data):
-        where = f"{path}@{offset}"
-        if offset + 4 > len(data):
-            yield _torn(where, "a frame header")
-            return
-        (length,) = _FRAME.unpack_from(data, offset)
-        end = offset + 4 + length
-        if end + 8 > len(data):
-            yield _torn(where, f"a frame of {length} bytes")
-            return
-        (trailer,) = _FRAME.unpack_from(data, end)
-        (next_offset,) = _FRAME.unpack_from(data, end + 4)
-        if trailer != length or next_offset != end + 8:
-            yield _torn(where, "a consistent frame (its lengths disagree: the file is corrupt)")
-            return
-        yield parse_record(data[offset + 4 : end], where)
-        offset = end + 8
-
-
-def _torn(where: str, what: str) -> Received:
-    return Received(where, error=InvalidMessage(Rule.JSON, f"log.offset ends without {what} at {where}"))
-
-
 def write_log_offset(records: Iterator[dict[str, Any]], path: str | Path) -> int:
     """Write ``{key, value, timestamp}`` records as a flumelog-offset file (for ssb-server); returns the count."""
     count = 0
@@ -94,18 +60,3 @@ def write_log_offset(records: Iterator[dict[str, Any]], path: str | Path) -> int
             offset = end + 8
             count += 1
     return count
-
-
-def is_log_offset(path: str | Path) -> bool:
-    """A flumelog-offset file starts with a big-endian length followed by a JSON object."""
-    with open(path, "rb") as f:
-        head = f.read(5)
-    return len(head) == 5 and head[4:5] == b"{" and head[:1] == b"\x00"
-
-
-def read_source(path: str | Path) -> Iterator[Received]:
-    """Messages of a JSONL file or a log.offset, whichever ``path`` is."""
-    path = Path(path)
-    if path.is_dir() and (path / "flume" / "log.offset").exists():
-        path = path / "flume" / "log.offset"
-    return read_log_offset(path) if is_log_offset(path) else read_jsonl(path)

@@ -1,6 +1,6 @@
 """One tangle (a thread, or a ``content.tangles`` entry): its trDAG checks, Lamport depths and causal order.
 
-A tangle is built from rows of the ``tangle_edges`` table (:mod:`ssblab.pipeline.schema`): a message's parents
+A tangle is built from rows of the ``tangle_edges`` table (:mod:`ssblab.core.schema`): a message's parents
 are the ``parent`` values of its rows, or the root alone when it has none (a reply with ``root`` and no
 ``branch``). Seed 001 defines a trDAG: one root without outgoing edges; every new message links to the heads
 (messages nobody links to yet) it knows, so its links are the transitive reduction of the DAG at that time; no

@@ -2,8 +2,9 @@
 
 Strategy: a plain model (`FeedBrowser`: which feed, which types, which page) over a table with the columns of the
 Parquet ``messages`` table (``id, author, sequence, timestamp, type, content, valid, error``), held as a pandas
-frame. It comes from a dataset (`from_table`, one Spark query) or straight from messages (`from_messages`, which
-validates them with the core's `FeedValidator`, so verdicts are the same as the pipeline's). Pure functions render
+frame. It comes from a dataset (`from_dataset`, a read of its columns) or straight from messages
+(`from_messages`, which validates them with the core's `FeedValidator`, so verdicts are the same as the
+pipeline's). Pure functions render
 a page as HTML; the ipywidgets view (`feed_browser_view`, below) only forwards clicks.
 
 Invariants: a page lists one feed's messages in sequence order; the page index always lies within the pages of the
@@ -17,17 +18,18 @@ import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ssblab.core.errors import InvalidMessage
 from ssblab.core.validate import FeedValidator, as_message
-from ssblab.graph.about import feed_label
+from ssblab.graph.labels import feed_label
 from ssblab.widgets.common import WidgetError, box
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from ssblab.dataset import Dataset
 
 COLUMNS = ["id", "author", "sequence", "timestamp", "type", "content", "valid", "error"]
 PRIVATE = "private"  # the type shown for encrypted content, which has none in the clear
@@ -84,12 +86,19 @@ class FeedBrowser:
         self.feed, self.types, self.page = feeds[0].feed, frozenset[str](), 0
 
     @classmethod
-    def from_table(cls, messages: DataFrame, *, authors: Sequence[str] | None = None, **options: Any) -> FeedBrowser:
-        """From a dataset's ``messages`` table; ``authors`` limits what is collected to the driver."""
-        from pyspark.sql import functions as F
+    def from_dataset(cls, data: str | Path | Dataset, *, authors: Sequence[str] | None = None,
+                     **options: Any) -> FeedBrowser:
+        """From a dataset's ``messages`` table (a path is opened on the local engine); ``authors`` limits what is
+        read."""
+        import pyarrow.compute as pc
 
-        table = messages if authors is None else messages.where(F.col("author").isin(list(authors)))
-        return cls(table.select(*COLUMNS).toPandas(), **options)
+        from ssblab.dataset import Dataset, open_dataset
+
+        ds = data if isinstance(data, Dataset) else open_dataset(data)
+        table = ds.table("messages", COLUMNS)
+        if authors is not None:
+            table = table.filter(pc.is_in(table["author"], pc.array(list(authors))))  # type: ignore[attr-defined]
+        return cls(table.to_pandas(), **options)
 
     @classmethod
     def from_messages(cls, items: Iterable[Any], **options: Any) -> FeedBrowser:

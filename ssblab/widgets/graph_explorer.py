@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ssblab.graph.about import short_id
+from ssblab.graph.labels import short_id
 from ssblab.widgets.common import WidgetError, box, clickable_svg
 from ssblab.widgets.drawing import drawing_frames, network_svg, node_states, radial_layout
 from ssblab.widgets.snapshot import GraphSnapshot

@@ -15,17 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ssblab.friends import BLOCK, FOLLOW, contact_edges
 from ssblab.friends import hops as friends_hops
 from ssblab.friends.contacts import MessageLike
-from ssblab.graph.about import feed_label, self_chosen_names, short_id
+from ssblab.graph.labels import feed_label, short_id
 
 __all__ = ["GraphSnapshot", "short_id"]
 
 if TYPE_CHECKING:
+    from ssblab.dataset import Dataset
     from ssblab.graph import FollowNetwork
 
 Edges = Mapping[tuple[str, str], int]
@@ -44,9 +46,18 @@ class GraphSnapshot:
 
     @classmethod
     def from_network(cls, net: FollowNetwork) -> GraphSnapshot:
-        """Collect a `FollowNetwork`'s edges (one Spark job) and the self-chosen names of its ``abouts`` table."""
-        edges = {(row["src"], row["dst"]): int(row["weight"]) for row in net.edges.collect()}
-        return cls(edges, self_chosen_names(net.abouts) if net.abouts is not None else {})
+        """A `FollowNetwork`'s edges and the self-chosen names of its ``abouts`` table, on its engine."""
+        found = net.edges()
+        edges = dict(zip(zip(found["src"].to_pylist(), found["dst"].to_pylist(), strict=True),
+                         found["weight"].to_pylist(), strict=True))
+        return cls(edges, net.names() if net.abouts is not None else {})
+
+    @classmethod
+    def from_dataset(cls, data: str | Path | Dataset) -> GraphSnapshot:
+        """The follow graph and names of a dataset (a path is opened on the local engine: no JVM)."""
+        from ssblab.dataset import Dataset, open_dataset
+
+        return cls.from_network((data if isinstance(data, Dataset) else open_dataset(data)).graph())
 
     @classmethod
     def from_messages(cls, messages: Iterable[MessageLike]) -> GraphSnapshot:

@@ -14,7 +14,7 @@ from ssblab.archive.bundle import build_archives
 from ssblab.archive.verify import verify_fetched
 from ssblab.core.message import Message
 from ssblab.core.schema import arrow_schema
-from ssblab.store.sources import read_log_offset
+from ssblab.pipeline.sources import read_source
 from tests.jsref import SSB_FIXTURES_BIN, node_available, ssb_fixtures
 
 
@@ -57,7 +57,7 @@ def test_id_texts_are_the_base64_of_each_digest() -> None:
 def test_ssb_fixtures_datasets_rebuild_exactly(tmp_path: Path) -> None:
     log = ssb_fixtures(tmp_path, seed=5, messages=600, authors=12)
     feeds: dict[str, list[Message]] = defaultdict(list)
-    for item in read_log_offset(log):
+    for item in read_source(log):
         assert item.message is not None, item.error
         feeds[item.message.author].append(item.message)
     ordered = [sorted(f, key=lambda m: m.sequence) for f in feeds.values()]

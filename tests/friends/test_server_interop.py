@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ssblab.friends import DEFAULT_SERVER_MAX, contact_edges, hops
-from ssblab.store import read_source
+from ssblab.pipeline.sources import read_source
 from tests.jsref import requires_node, run_js, ssb_fixtures
 from tests.ssbserver import require_js, ssb_server
 

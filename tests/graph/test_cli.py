@@ -1,76 +1,96 @@
-"""``ssblab graph hops|stats`` and ``ssblab moderation whatif`` on a Parquet dataset and on a JSONL log."""
+"""``ssblab graph hops|stats`` and ``ssblab moderation whatif`` on a Parquet dataset, a JSONL log and a store, on
+both engines: the same output."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pytest
 
 from ssblab.cli import main
 from ssblab.friends import contact_edges, hops
 from ssblab.generate import generate_network, write_jsonl
-from ssblab.graph import contacts_from_messages
-from ssblab.store import Store, read_source
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from ssblab.pipeline.export import export_dataset
+from ssblab.pipeline.sources import read_source
+from ssblab.store import Store
 
 
 @pytest.fixture(scope="module")
-def dataset(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any]]:
     messages = list(generate_network(25, 1200, seed=4))
     path = tmp_path_factory.mktemp("graph-dataset")
-    contacts_from_messages(spark, messages).write.parquet(str(path / "contacts"))
     write_jsonl(iter(messages), path / "log.jsonl")
+    export_dataset(path / "log.jsonl", path / "parquet", engine="local")
     with Store(path / "store") as store:
         store.append(read_source(path / "log.jsonl"))
     return path, messages
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     assert main(list(argv)) == 0
-    return json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    return json.loads(out) if "--json" in argv else out
 
 
-def test_hops_json_equals_ssb_friends(dataset: tuple[Path, list], capsys: pytest.CaptureFixture[str]) -> None:
+def test_hops_json_equals_ssb_friends(dataset: tuple[Path, list[Any]], capsys: pytest.CaptureFixture[str]) -> None:
     path, messages = dataset
     root = messages[0].value["author"]
     expected = hops(contact_edges(messages), root, 3)
-    assert run(capsys, "graph", "hops", "--data", str(path), "--root", root, "--max-hops", "3", "--json") == expected
+    parquet = str(path / "parquet")
+    assert run(capsys, "graph", "hops", "--data", parquet, "--root", root, "--max-hops", "3", "--json") == expected
     from_log = run(capsys, "graph", "hops", "--data", str(path / "log.jsonl"), "--root", root, "--json")
     assert from_log == hops(contact_edges(messages), root, 2)
     from_store = run(capsys, "graph", "hops", "--data", str(path / "store"), "--root", root, "--json")
     assert from_store == from_log
 
 
-def test_whatif_json(dataset: tuple[Path, list], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.spark
+def test_spark_prints_exactly_what_local_prints(spark: Any, dataset: tuple[Path, list[Any]],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path, messages = dataset
+    root = messages[0].value["author"]
+    for verb in (["graph", "hops", "--root", root], ["graph", "stats", "--top", "5"],
+                 ["moderation", "whatif", "--root", root, "--block", messages[5].value["author"]]):
+        for data in ("parquet", "log.jsonl"):
+            argv = [*verb, "--data", str(path / data)]
+            assert run(capsys, *argv, "--engine", "spark") == run(capsys, *argv), argv
+
+
+def test_whatif_json(dataset: tuple[Path, list[Any]], capsys: pytest.CaptureFixture[str]) -> None:
     path, messages = dataset
     edges = contact_edges(messages)
     root = messages[0].value["author"]
     friend = sorted(d for (s, d), state in edges.items() if s == root and state.weight == 1)[0]
-    out = run(capsys, "moderation", "whatif", "--data", str(path), "--root", root, "--block", friend, "--json")
+    out = run(capsys, "moderation", "whatif", "--data", str(path / "parquet"), "--root", root, "--block", friend,
+              "--json")
     after = {**{pair: state.weight for pair, state in edges.items()}, (root, friend): -1}
     before_set = {f for f, v in hops(edges, root, 2).items() if 0 <= v <= 2}
     after_set = {f for f, v in hops(after, root, 2).items() if 0 <= v <= 2}
     assert out["leaving"] == sorted(before_set - after_set) and friend in out["leaving"]
 
 
-def test_bad_arguments_fail_clearly(dataset: tuple[Path, list], tmp_path: Path,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
-    path, _ = dataset
-    assert main(["graph", "hops", "--data", str(path), "--root", "nobody"]) == 2
-    assert "--root: 'nobody' is not a feed id" in capsys.readouterr().err
-    root = "@" + "A" * 43 + "=.ed25519"
-    assert main(["graph", "hops", "--data", str(tmp_path), "--root", root]) == 2
-    assert "no contacts table" in capsys.readouterr().err
-
-
-@pytest.mark.slow
-def test_stats_json(dataset: tuple[Path, list], capsys: pytest.CaptureFixture[str]) -> None:
+def test_stats_json(dataset: tuple[Path, list[Any]], capsys: pytest.CaptureFixture[str]) -> None:
     path, messages = dataset
-    stats = run(capsys, "graph", "stats", "--data", str(path), "--top", "3", "--json")
+    stats = run(capsys, "graph", "stats", "--data", str(path / "parquet"), "--top", "3", "--json")
     follows = [pair for pair, state in contact_edges(messages).items() if state.weight == 1 and pair[0] != pair[1]]
     assert stats["follows"] == len(follows) and len(stats["pagerank"]) == 3
     assert stats["components"]["largest"] <= stats["feeds"]
+
+
+def test_bad_arguments_fail_clearly(dataset: tuple[Path, list[Any]], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = dataset
+    root = "@" + "A" * 43 + "=.ed25519"
+    cases = [
+        (["graph", "hops", "--data", str(path / "parquet"), "--root", "nobody"], "--root: 'nobody' is not a feed id"),
+        (["graph", "hops", "--data", str(tmp_path), "--root", root], "not a source ssblab reads"),
+        (["graph", "hops", "--data", str(tmp_path / "missing"), "--root", root], "no such file or folder"),
+        (["graph", "hops", "--data", str(path / "parquet"), "--root", root, "--engine", "local", "--master",
+          "spark://127.0.0.1:1"], "engine 'local' takes no Spark session or master"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ssblab import Keypair, box, create_message, unbox
-from ssblab.store import Store, read_source
-from ssblab.store.verify import verify_path
+from ssblab.pipeline.sources import read_source
+from ssblab.pipeline.verify import verify_path
+from ssblab.store import Store
 from tests.jsref import js_validate, requires_node, run_js_json, ssb_fixtures
 
 pytestmark = [pytest.mark.interop, requires_node]

@@ -10,18 +10,15 @@ from typing import Any
 import orjson
 import pytest
 
-pytest.importorskip("flatbuffers", reason="archives need the archive extra: pip install 'ssblab[archive]'")
-
 from ssblab.archive.bundle import build_archives
 from ssblab.archive.folder import blob_ref, open_archive, write_archives
 from ssblab.core import Keypair, Message, create_message
 from ssblab.core.refs import parse_feed_id
 from ssblab.generate import generate_network
-from ssblab.pipeline.archives import archive_records, archive_splits, block_facts, pieces_of
-from ssblab.pipeline.checks import FACT_FIELDS, FACTS_DDL, split_facts
-from ssblab.pipeline.load import _arrow_schema, plan_splits, resolve_source
+from ssblab.pipeline.facts import FACT_FIELDS, split_facts
+from ssblab.pipeline.sources import iter_split, plan_splits, resolve_source
+from ssblab.pipeline.verify import verify_local, verify_path
 from ssblab.store.blobs import BlobStore
-from ssblab.store.verify import verify_path
 
 BLOCK = 32
 
@@ -77,30 +74,27 @@ def test_sources_resolve_to_archives(world: tuple[Path, Path]) -> None:
 
 def test_records_are_the_signed_messages_in_order(world: tuple[Path, Path], ordered: list[Message]) -> None:
     folder, _ = world
-    records = [r for split in archive_splits(folder, split_rows=100) for r in archive_records(split)]
+    records = [r for split in plan_splits(folder, split_rows=100) for r in iter_split(split)]
     assert [r.raw for r in records] == [m.encoded for m in ordered]
     assert [r.pos for r in records] == list(range(len(ordered)))
     # a blob folder alone finds the Bundles by their identifier and reads the same messages
-    again = [r.raw for split in plan_splits(folder / "blobs") for r in archive_records(split)]
+    again = [r.raw for split in plan_splits(folder / "blobs") for r in iter_split(split)]
     assert again == [m.encoded for m in ordered]
 
 
 def test_facts_equal_the_jsonl_facts(world: tuple[Path, Path]) -> None:
     folder, jsonl = world
-    ours, theirs = _facts(archive_splits(folder)), _facts(plan_splits(jsonl))
+    ours, theirs = _facts(plan_splits(folder)), _facts(plan_splits(jsonl))
     content = FACT_FIELDS.index("content")
     assert [r[1:content] for r in ours] == [r[1:content] for r in theirs]
     assert sum(r[FACT_FIELDS.index("code")] == "signature" for r in ours) == 1
 
 
-def test_block_facts_take_the_signed_content_text(world: tuple[Path, Path], ordered: list[Message]) -> None:
+def test_facts_take_the_signed_content_text(world: tuple[Path, Path], ordered: list[Message]) -> None:
     folder, jsonl = world
-    schema = _arrow_schema(FACTS_DDL)
-    split = archive_splits(folder)[0]
-    batches = [block_facts(split, piece, None, schema) for piece in pieces_of(split)]
-    rows = [row for batch in batches for row in batch.to_pylist()]
-    assert [r["id"] for r in rows] == [m.id for m in ordered[: len(rows)]]
-    assert [orjson.loads(r["content"]) for r in rows] == [m.content for m in ordered[: len(rows)]]
+    rows = [dict(zip(FACT_FIELDS, row, strict=True)) for row in _facts(plan_splits(folder))]
+    assert [r["id"] for r in rows] == [m.id for m in ordered]
+    assert [orjson.loads(r["content"]) for r in rows] == [m.content for m in ordered]
     assert rows[0]["content"].startswith("{\n    ")  # as signed (depth one), not re-serialised
     compact = {r[FACT_FIELDS.index("id")]: r for r in _facts(plan_splits(jsonl))}
     for row in rows:
@@ -127,10 +121,10 @@ def _broken_copy(world: tuple[Path, Path], tmp_path: Path, damage: str) -> tuple
 def test_an_unreadable_block_is_one_invalid_record(world: tuple[Path, Path], tmp_path: Path, damage: str,
                                                    says: str) -> None:
     copy, ref, length = _broken_copy(world, tmp_path, damage)
-    records = [r for split in archive_splits(copy) for r in archive_records(split)]
+    records = [r for split in plan_splits(copy) for r in iter_split(split)]
     torn = [r for r in records if r.raw is None]
     assert len(torn) == 1 and torn[0].pos == BLOCK and ref in torn[0].where and says in (torn[0].torn or "")
-    assert len(records) == sum(1 for split in archive_splits(world[0]) for _ in archive_records(split)) - length + 1
+    assert len(records) == sum(1 for split in plan_splits(world[0]) for _ in iter_split(split)) - length + 1
 
 
 def test_verify_spark_equals_verify_path(spark: Any, world: tuple[Path, Path]) -> None:
@@ -143,14 +137,15 @@ def test_verify_spark_equals_verify_path(spark: Any, world: tuple[Path, Path]) -
 
 
 def test_verify_spark_names_an_unreadable_block(spark: Any, world: tuple[Path, Path], tmp_path: Path) -> None:
-    from ssblab.pipeline.verify import verify_records, verify_spark
+    from ssblab.pipeline.verify import verify_spark
 
     copy, ref, _ = _broken_copy(world, tmp_path, "missing")
     report = verify_spark(spark, copy, progress=False).to_json()
     first = report["errors"][0]
     assert first["code"] == "json" and ref in first["message"] and "is not in" in first["message"]
     assert report["invalid"] > 1  # the feed's later messages no longer follow its head
-    assert verify_records(copy).to_json() == report  # the same verdicts without Spark
+    assert verify_path(copy).to_json() == report  # the same verdicts without Spark
+    assert verify_local(copy, workers=2, split_bytes=1).to_json() == report  # and in the local engine's pool
 
 
 def test_cli_verify_of_an_archive_without_spark(world: tuple[Path, Path], tmp_path: Path,
@@ -171,8 +166,8 @@ def test_export_of_an_archive_equals_the_jsonl_export(spark: Any, world: tuple[P
                                                       tmp_path: Path) -> None:
     import pyarrow.dataset as ds
 
+    from ssblab.core.schema import TABLES
     from ssblab.pipeline.export import export_parquet
-    from ssblab.pipeline.schema import TABLES
 
     folder, jsonl = world
     a = export_parquet(spark, folder, tmp_path / "from-archive", progress=False)
@@ -192,8 +187,8 @@ def test_export_of_an_archive_equals_the_jsonl_export(spark: Any, world: tuple[P
 
 
 def test_archive_messages_reader(spark: Any, world: tuple[Path, Path], ordered: list[Message]) -> None:
-    from ssblab.pipeline.archives import archive_messages
-    from ssblab.pipeline.schema import TABLES
+    from ssblab.core.schema import TABLES
+    from ssblab.pipeline.spark import archive_messages
 
     folder, _ = world
     df = archive_messages(spark, folder)

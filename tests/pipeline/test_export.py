@@ -1,4 +1,5 @@
-"""The Parquet dataset: documented schema, same counts in four readers, atomic and idempotent writes."""
+"""The Parquet dataset on both engines: documented schema, the same rows from either engine, the same counts in
+four readers, table folders that hold only Parquet files, atomic and idempotent writes."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from ssblab.pipeline.export import MANIFEST, ExportError, export_parquet
-from ssblab.pipeline.schema import TABLES
-from ssblab.store.verify import verify_path
+from ssblab.core.schema import TABLES
+from ssblab.pipeline.export import MANIFEST, ExportError, export_dataset, export_parquet
+from ssblab.pipeline.verify import verify_path
 from tests.pipeline.faults import write_fault_log
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +34,65 @@ def dataset(spark: Any, fault_log: Path) -> Path:
     out = fault_log.parent / "dataset"
     export_parquet(spark, fault_log, out, split_bytes=SPLITS, progress=False)
     return out
+
+
+@pytest.fixture(scope="module")
+def local_dataset(fault_log: Path) -> Path:
+    out = fault_log.parent / "local-dataset"
+    export_dataset(fault_log, out, engine="local", split_bytes=SPLITS)
+    return out
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """A table's rows in a fixed order (every column that sorts, then the lists)."""
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(path, format="parquet").to_table()
+    keys = [(c, "ascending", "at_start") for c in table.column_names if not str(table.schema.field(c).type)
+            .startswith("list")]
+    return table.sort_by(keys).to_pylist()  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow  # the dataset fixture exports with Spark: about a minute
+def test_local_and_spark_write_the_same_tables(dataset: Path, local_dataset: Path) -> None:
+    import pyarrow.dataset as ds
+
+    for table in TABLES:
+        spark_schema = ds.dataset(dataset / table, format="parquet").schema
+        local_schema = ds.dataset(local_dataset / table, format="parquet").schema
+        assert [(f.name, f.type) for f in spark_schema] == [(f.name, f.type) for f in local_schema], table
+        assert _rows(dataset / table) == _rows(local_dataset / table), table
+    spark_manifest = json.loads((dataset / MANIFEST).read_text())
+    local_manifest = json.loads((local_dataset / MANIFEST).read_text())
+    assert spark_manifest["tables"] == local_manifest["tables"]
+    assert (spark_manifest["engine"], local_manifest["engine"]) == ("spark", "local")
+
+
+@pytest.mark.slow  # the dataset fixture exports with Spark: about a minute
+def test_table_folders_hold_only_parquet_and_open_directly(dataset: Path) -> None:
+    import pandas as pd
+    import polars as pl
+
+    strays = [p for p in dataset.rglob("*") if p.is_file() and p.suffix != ".parquet" and p.name != MANIFEST]
+    assert strays == []  # no _SUCCESS, no .crc
+    assert len(pl.read_parquet(dataset / "posts")) == len(pd.read_parquet(dataset / "posts")) > 0
+    claimed = pd.read_parquet(dataset / "messages", columns=["timestamp", "claimed_at"])
+    assert str(claimed["claimed_at"].dtype).startswith("datetime64[us, UTC]")
+    millis = (claimed["claimed_at"] - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(milliseconds=1)
+    assert (millis == claimed["timestamp"].floordiv(1).astype("int64")).all()
+
+
+def test_follows_and_names_are_the_latest_state(local_dataset: Path) -> None:
+    from ssblab.friends import contact_edges
+    from ssblab.pipeline.sources import read_source
+
+    messages = [r.message for r in read_source(local_dataset.parent / "faults.jsonl") if r.message is not None]
+    valid = {m.id for m in messages} & {r["id"] for r in _rows(local_dataset / "messages") if r["valid"]}
+    state = {(r["author"], r["contact"]): r["state"] for r in _rows(local_dataset / "follows")}
+    names = {"following": 1, "blocking": -1, "cleared": -2}
+    expected = {pair: s.weight for pair, s in contact_edges([m for m in messages if m.id in valid]).items()}
+    assert {pair: names[s] for pair, s in state.items()} == expected
+    assert _scalar(f"SELECT count(*) FROM read_parquet('{_glob(local_dataset, 'names')}')") > 0
 
 
 def _scalar(sql: str) -> Any:
@@ -99,11 +159,13 @@ def test_rerun_is_idempotent(spark: Any, dataset: Path, fault_log: Path) -> None
     assert [p.name for p in dataset.parent.iterdir() if p.name.startswith(".dataset")] == []
 
 
-def test_refuses_to_replace_a_folder_it_did_not_write(spark: Any, fault_log: Path, tmp_path: Path) -> None:
+def test_refuses_to_replace_a_folder_it_did_not_write(fault_log: Path, tmp_path: Path) -> None:
     (tmp_path / "mine.txt").write_text("keep me")
     with pytest.raises(ExportError, match="not an ssblab dataset"):
-        export_parquet(spark, fault_log, tmp_path, progress=False)
+        export_dataset(fault_log, tmp_path, engine="local")
     assert (tmp_path / "mine.txt").read_text() == "keep me"
+    with pytest.raises(ExportError, match="cannot be written over or inside its source"):
+        export_dataset(fault_log, fault_log, engine="local")
 
 
 CRASH_SCRIPT = """

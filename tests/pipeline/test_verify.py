@@ -1,4 +1,4 @@
-"""Distributed verification decides every message exactly as the single-process `FeedValidator` does."""
+"""Verification on both engines decides every message exactly as the single-process `FeedValidator` does."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import orjson
 import pytest
 
 from ssblab.core.validate import FeedValidator
-from ssblab.pipeline.chain import Fact, replay_feed
-from ssblab.pipeline.checks import FACT_FIELDS, split_facts
-from ssblab.pipeline.load import iter_split, plan_splits, raw_messages
-from ssblab.pipeline.verify import verdicts_of, verify_spark
-from ssblab.store import Store, read_source, write_log_offset
-from ssblab.store.verify import verify_path
+from ssblab.pipeline.facts import FACT_FIELDS, split_facts
+from ssblab.pipeline.sources import iter_split, plan_splits, read_source
+from ssblab.pipeline.spark import raw_messages, verdicts_of
+from ssblab.pipeline.verdicts import Fact, replay_feed
+from ssblab.pipeline.verify import verify_local, verify_path, verify_spark
+from ssblab.store import Store, write_log_offset
 from tests.pipeline.faults import write_fault_log
 
 SMALL_SPLITS = 30_000  # bytes: many splits, so feeds and faults straddle task boundaries
@@ -42,7 +42,7 @@ def single_process_verdicts(path: Path) -> list[tuple[str, str, str | None, str 
 
 
 def spark_verdicts(spark: Any, path: Path, where: str) -> list[tuple[str, str, str | None, str | None]]:
-    from ssblab.pipeline.checks import fact_error
+    from ssblab.pipeline.facts import fact_error
 
     rows = verdicts_of(spark, path, split_bytes=SMALL_SPLITS)
     out = []
@@ -137,3 +137,18 @@ def test_raw_messages_reader(spark: Any, fault_log: Path) -> None:
     expected = list(read_source(fault_log))
     assert [r.where for r in rows] == [e.where for e in expected]
     assert all(r.raw for r in rows)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_engine_report_equals_verify_path(fault_log: Path, tmp_path: Path, workers: int) -> None:
+    """The local engine's pool: splits replayed in worker processes and stitched, faults across splits included."""
+    single = verify_path(fault_log)
+    report = verify_local(fault_log, workers=workers, split_bytes=SMALL_SPLITS)
+    assert report.to_json() == single.to_json()
+    assert report.duplicates == single.duplicates and report.heads == single.heads
+    assert [(f.author, f.sequence, f.known_id, f.conflicting.id) for f in report.forks] == \
+        [(f.author, f.sequence, f.known_id, f.conflicting.id) for f in single.forks]
+    with Store(tmp_path / "store") as store:
+        store.append(read_source(fault_log))
+    stored = verify_local(tmp_path / "store", workers=workers, split_bytes=SMALL_SPLITS)
+    assert stored.forks and stored.to_json() == verify_path(tmp_path / "store").to_json()

@@ -8,11 +8,10 @@ import pytest
 
 from ssblab.core.validate import FeedState, ForkFound, ValidationReport
 from ssblab.generate import generate_network, write_jsonl
-from ssblab.pipeline.chain import Fact, ForkRow, replay_feed, replay_split, stitch
-from ssblab.pipeline.checks import FACT_FIELDS, split_facts
-from ssblab.pipeline.load import iter_split, plan_splits
-from ssblab.pipeline.verify import fork_evidence
-from ssblab.store.verify import verify_path
+from ssblab.pipeline.facts import FACT_FIELDS, split_facts
+from ssblab.pipeline.sources import iter_split, plan_splits
+from ssblab.pipeline.verdicts import Fact, ForkRow, replay_feed, replay_split, stitch
+from ssblab.pipeline.verify import fork_evidence, verify_path
 from tests.pipeline.faults import write_fault_log
 
 SMALL_SPLITS = 30_000  # bytes: many splits, so feeds and faults straddle task boundaries

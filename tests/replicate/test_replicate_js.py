@@ -19,7 +19,8 @@ from nacl.signing import SigningKey
 from ssblab.core.keys import Keypair
 from ssblab.net.address import MultiserverAddress
 from ssblab.net.aio import connect
-from ssblab.store import Store, read_log_offset
+from ssblab.pipeline.sources import read_source
+from ssblab.store import Store
 
 from .helpers import ids_by_feed
 from .jspeers import fixtures_dataset, require_js, run_node_script, ssb_server, ssblab_serve
@@ -76,7 +77,7 @@ ssbClient(ssbKeys.generate(), { remote, caps, manifest }, (err, rpc) => {
 
 def log_ids(log: Path) -> dict[str, list[str]]:
     feeds: dict[str, list[str]] = {}
-    for item in read_log_offset(log):
+    for item in read_source(log):
         assert item.message is not None
         feeds.setdefault(item.message.author, []).append(item.message.id)
     return feeds
@@ -143,7 +144,7 @@ def master_id(master: SigningKey) -> str:
 def test_js_client_reads_ssblab_serve(dataset: Path, tmp_path: Path) -> None:
     store_dir = tmp_path / "store"
     with Store(store_dir) as store:
-        store.append(read_log_offset(dataset / "flume" / "log.offset"))
+        store.append(read_source(dataset / "flume" / "log.offset"))
         blob = store.blobs.add(BLOB)
         expected = ids_by_feed(store)
     identity = tmp_path / "secret"
@@ -161,7 +162,7 @@ def test_js_server_replicates_from_ssblab_serve(dataset: Path, tmp_path: Path, l
     legacy createHistoryStream replication as well)."""
     store_dir, js_dir = tmp_path / "store", tmp_path / "js"
     with Store(store_dir) as store:
-        store.append(read_log_offset(dataset / "flume" / "log.offset"))
+        store.append(read_source(dataset / "flume" / "log.offset"))
         expected = ids_by_feed(store)
         blob = store.blobs.add(BLOB)
     identity, js_dir = tmp_path / "secret", tmp_path / "js"

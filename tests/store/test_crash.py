@@ -12,15 +12,16 @@ import orjson
 import pytest
 
 from ssblab import Keypair
+from ssblab.pipeline.verify import verify_path
 from ssblab.store import Store
-from ssblab.store.verify import verify_path
 from tests.signed import signed_posts
 
 WRITER = """
 import sys
-from ssblab.store import Store, read_jsonl
+from ssblab.store import Store
+from ssblab.pipeline.sources import read_source
 with Store(sys.argv[1]) as store:
-    store.append(read_jsonl(sys.argv[2]), on_batch=lambda n: print(n, flush=True))
+    store.append(read_source(sys.argv[2]), on_batch=lambda n: print(n, flush=True))
 """
 
 

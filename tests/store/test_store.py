@@ -6,8 +6,9 @@ import orjson
 import pytest
 
 from ssblab import Keypair, create_message
-from ssblab.store import Store, export_jsonl, read_jsonl, read_log_offset, write_log_offset
-from ssblab.store.verify import verify_path
+from ssblab.pipeline.sources import read_source
+from ssblab.pipeline.verify import verify_path
+from ssblab.store import Store, export_jsonl, write_log_offset
 from tests.signed import signed_posts
 
 
@@ -37,7 +38,7 @@ def test_bad_message_in_the_middle_keeps_every_valid_message(tmp_path, alice: Ke
                     [orjson.dumps(tampered), b"{not json", orjson.dumps(a[4].value), orjson.dumps(b[2].value),
                      orjson.dumps(b[3].value)])
     with Store(tmp_path / "s") as store:
-        report = store.append(read_jsonl(source))
+        report = store.append(read_source(source))
         assert store.head(alice.id).sequence == 3  # alice stops at her first invalid message
         assert store.head(bob.id).sequence == 4  # bob goes on
         codes = [(e.code, e.sequence) for e in report.errors]
@@ -67,7 +68,7 @@ def test_unsigned_fork_claim_is_just_invalid(tmp_path, alice: Keypair) -> None:
     forged = {**a[2].value, "previous": a[0].id}
     with Store(tmp_path / "s") as store:
         store.append(a[:2])
-        report = store.append(read_jsonl(_jsonl(tmp_path / "f.jsonl", [], [orjson.dumps(forged)])))
+        report = store.append(read_source(_jsonl(tmp_path / "f.jsonl", [], [orjson.dumps(forged)])))
         assert [e.code for e in report.errors] == ["signature"] and not store.forks()
 
 
@@ -75,9 +76,9 @@ def test_log_offset_roundtrip_and_torn_tail(tmp_path, alice: Keypair) -> None:
     a = signed_posts(alice, 4)
     log = tmp_path / "log.offset"
     write_log_offset(iter(m.to_kvt(5.0) for m in a), log)
-    assert [r.message.id for r in read_log_offset(log)] == [m.id for m in a]
+    assert [r.message.id for r in read_source(log)] == [m.id for m in a]
     log.write_bytes(log.read_bytes()[:-7])  # a writer killed mid-append
-    items = list(read_log_offset(log))
+    items = list(read_source(log))
     assert [r.message.id for r in items[:3]] == [m.id for m in a[:3]]
     assert items[3].error.code == "json" and "ends without" in str(items[3].error)
 
@@ -89,7 +90,7 @@ def test_export_then_import_is_identical(tmp_path, alice: Keypair, bob: Keypair)
         export_jsonl(store, tmp_path / "records.jsonl", records=True)
     for name in ("out.jsonl", "records.jsonl"):
         with Store(tmp_path / name.replace(".", "-")) as copy:
-            assert copy.append(read_jsonl(tmp_path / name)).valid == 5
+            assert copy.append(read_source(tmp_path / name)).valid == 5
     assert verify_path(tmp_path / "records.jsonl").valid == 5
 
 

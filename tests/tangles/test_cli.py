@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ssblab.cli import main
+from ssblab.core.schema import TABLES, arrow_schema
 from ssblab.generate import generate_network
-from ssblab.pipeline.schema import TABLES, arrow_schema
 from ssblab.tangles.thread import causal_sort, tangle_from_edges
 from tests.tangles.edges import tangle_rows
 

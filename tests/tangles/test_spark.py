@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
+from ssblab.core.schema import TABLES, ddl
 from ssblab.generate import generate_network
-from ssblab.pipeline.schema import TABLES, ddl
 from ssblab.tangles.causal import CausalMessage, build_index, happened_before
 from ssblab.tangles.spark import (
     causal_depths,

@@ -1,15 +1,16 @@
-"""Per-feed chain checks in Spark: sequence contiguity, previous links, first messages, duplicates and forks.
+"""Verdicts: the per-feed chain checks (sequence contiguity, previous links, first messages, duplicates, forks).
 
 Strategy: a feed's verdicts depend only on its own messages in log order, so the facts are grouped by author,
-sorted by ``pos`` and replayed through the core's reducer `validate_next` (``check_sig=False``: the workers
-already checked each signature, and the stored outcome is raised exactly where `validate_next` would have checked
-it). The bookkeeping around the reducer is `FeedValidator.push`'s: a feed stops at its first fatal error and
-later messages get ``feed-stopped``; an out-of-order sequence rejects only itself; a copy of the head is a
-duplicate. Records without a usable author (unparseable, or an author that is not a non-empty string) never
-join a feed in `FeedValidator` either: each is a group of its own, whose verdict is its per-message error.
+sorted by ``pos`` and replayed through the core's reducer `validate_next` (``check_sig=False``: the facts step
+already checked each signature, and its outcome is raised exactly where `validate_next` would have checked it).
+The bookkeeping around the reducer is `FeedValidator.push`'s: a feed stops at its first fatal error and later
+messages get ``feed-stopped``; an out-of-order sequence rejects only itself; a copy of the head is a duplicate.
+Records without a usable author (unparseable, or an author that is not a non-empty string) never join a feed in
+`FeedValidator` either: each is a group of its own (`feed_key`), whose verdict is its per-message error.
 
-The one-pass route (`replay_split`, `stitch`) avoids the shuffle and the second Python pass where the data allows
-it; see the comment above `FeedRun`.
+`verdict_rows` is that replay over facts rows sorted by (feed, pos): the Spark engine runs it after a shuffle, the
+local engine after a sort. The one-pass route (`replay_split`, `stitch`) avoids the grouping where the data allows
+it; see the comment above `FeedRun`. Everything here is pure Python.
 
 Invariant: for every record, ``verdict``, ``code`` and ``detail`` equal what `FeedValidator` decides on the same
 records in the same order (tests/pipeline/test_verify.py checks it on data with every kind of fault, and
@@ -21,19 +22,37 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape
 from ssblab.core.validate import Duplicate, FeedState, FeedValidator, ForkFound, ValidationReport, validate_next
-from ssblab.pipeline.checks import BATCH_ROWS, FACTS_DDL, fact_error
-from ssblab.pipeline.load import RawRecord, _arrow_schema
-from ssblab.store.sources import parse_record
+from ssblab.pipeline.facts import FACTS_DDL, fact_error
+from ssblab.pipeline.sources import received_of
+from ssblab.pipeline.splits import RawRecord
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+__all__ = [
+    "DUPLICATE",
+    "INVALID",
+    "VALID",
+    "VERDICTS_DDL",
+    "Fact",
+    "FeedRun",
+    "ForkRow",
+    "InvalidMessageFields",
+    "SplitRun",
+    "decide_feeds",
+    "feed_key",
+    "merge_exact",
+    "received_message",
+    "replay_feed",
+    "replay_split",
+    "stitch",
+    "verdict_rows",
+    "verdicts_ddl",
+]
 
 VERDICTS_DDL = (
     "pos long, author string, id string, sequence long, sequence_json string, timestamp double, "
@@ -106,64 +125,39 @@ def replay_feed(facts: Iterable[Fact]) -> Iterator[tuple[Fact, str, InvalidMessa
             yield fact, VALID, None
 
 
-def _verdict_batches(batches: Iterator[Any], carry: tuple[str, ...], schema: Any) -> Iterator[Any]:
-    """Replay facts rows that arrive sorted by (feed, pos), one feed after another, into verdict batches."""
-    rows = (row for batch in batches for row in batch.to_pylist())
-    out: list[tuple[Any, ...]] = []
-    for _, group in itertools.groupby(rows, key=lambda r: r["feed"]):
+def feed_key(author: str | None, pos: int) -> str:
+    """What groups a record's facts: its author, or for a record outside any feed a key of its own."""
+    return author if author else f"\0{pos}"
+
+
+def verdicts_ddl(carry: tuple[str, ...] = ()) -> str:
+    """The DDL of verdict rows with the facts columns in ``carry`` appended."""
+    types = dict(part.split() for part in FACTS_DDL.split(", "))
+    return VERDICTS_DDL + "".join(f", {name} {types[name]}" for name in carry)
+
+
+def verdict_rows(rows: Iterable[dict[str, Any]], carry: tuple[str, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Replay facts rows that arrive sorted by (`feed_key`, pos), one feed after another, into verdict rows
+    (`verdicts_ddl` order): the verdict, the rule (``code``), its message and fork evidence (``known``: the id the
+    feed holds where the conflicting message claims a place), then the ``carry`` columns passed through."""
+    for _, group in itertools.groupby(rows, key=lambda r: feed_key(r["author"], r["pos"])):
         feed = list(group)
         facts = (Fact(*(r[name] for name in Fact.__slots__)) for r in feed)
         for r, (_, verdict, error) in zip(feed, replay_feed(facts), strict=True):
             known = error.fork.known_id if isinstance(error, ForkFound) else None
-            out.append((r["pos"], r["author"], r["id"], r["sequence"], r["sequence_json"], r["timestamp"], verdict,
-                        error and error.code, error and error.detail, error and error.fatal, known,
-                        *(r[name] for name in carry)))
-        if len(out) >= BATCH_ROWS:
-            yield _to_batch(out, schema)
-            out = []
-    if out:
-        yield _to_batch(out, schema)
+            yield (r["pos"], r["author"], r["id"], r["sequence"], r["sequence_json"], r["timestamp"], verdict,
+                   error and error.code, error and error.detail, error and error.fatal, known,
+                   *(r[name] for name in carry))
 
 
-def _to_batch(rows: list[tuple[Any, ...]], schema: Any) -> Any:
-    import pyarrow as pa
-
-    columns = zip(*rows, strict=True)
-    return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)],
-                                      schema=schema)
-
-
-def verdicts(facts: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
-    """A verdict row per facts row: valid, duplicate or invalid with the rule (``code``), its message and fork
-    evidence (``known``: the id the feed holds where the conflicting message claims a place). The facts columns
-    named in ``carry`` are passed through (the export carries the content this way, not by a join).
-
-    Each feed's rows are brought together by a hash shuffle and sorted by position inside the partition, then
-    replayed in plain Python over Arrow batches (pandas groups cost more per message than the replay itself).
-    """
-    from pyspark.sql import functions as F
-
-    types = dict(part.split() for part in FACTS_DDL.split(", "))
-    ddl = VERDICTS_DDL + "".join(f", {name} {types[name]}" for name in carry)
-    schema = _arrow_schema(ddl)
-
-    def replay(batches: Iterator[Any]) -> Iterator[Any]:
-        return _verdict_batches(batches, carry, schema)
-
-    # A record outside any feed is a group of its own, keyed by its position.
-    in_feed = F.col("author").isNotNull() & (F.col("author") != "")
-    feed = F.when(in_feed, F.col("author")).otherwise(F.concat(F.lit("\0"), F.col("pos").cast("string")))
-    keyed = facts.withColumn("feed", feed)
-    return keyed.repartition("feed").sortWithinPartitions("feed", "pos").mapInArrow(replay, ddl)
-
-
-# The one-pass route (`verify.verify_spark`): each task replays its own split through `FeedValidator`, entering
-# every feed in the state that its first record in the split presumes (the common case: the head it follows);
+# The one-pass route (`ssblab.pipeline.verify`, on either engine): each task replays its own split through
+# `FeedValidator`, entering every feed in the state that its first record in the split presumes (the common case:
+# the head it follows);
 # the driver then walks each feed's runs in split order and checks every presumption against the state the
 # earlier splits really left. Where all presumptions hold, the task's verdicts are the single-process ones
 # (each record's verdict depends only on its feed's state before it, which then is the true one). A feed with
 # one wrong presumption (a fork or gap across a split boundary, a feed stopped in an earlier split) is
-# re-decided whole by `verdicts`; records outside any feed never depend on a state.
+# re-decided whole by `verdict_rows`; records outside any feed never depend on a state.
 
 @dataclass(frozen=True, slots=True)
 class FeedRun:
@@ -267,12 +261,9 @@ def _push(validator: FeedValidator, record: RawRecord, entries: dict[str, tuple[
 
 def received_message(validator: FeedValidator, record: RawRecord) -> Message | None:
     """The record's message, or None after rejecting it (torn, or not a message) as `verify_path` does."""
-    if record.raw is None:
-        validator.reject(InvalidMessage(Rule.JSON, record.torn or "no data"))
-        return None
-    received = parse_record(record.raw, record.where)
+    received = received_of(record)
     if received.message is None:
-        validator.reject(received.error)  # type: ignore[arg-type]
+        validator.reject(received.error or InvalidMessage(Rule.JSON, f"no message at {record.where}"))
     return received.message
 
 
@@ -317,3 +308,42 @@ def stitch(split_runs: Iterable[SplitRun]) -> tuple[ValidationReport, list[int],
     report.errors.extend(fields.error() for _, fields in kept)
     forks = sorted(row for split in split_runs for row in split.forks if row.author not in broken)
     return report, [pos for pos, _ in kept], forks, broken
+
+
+def decide_feeds(records: Iterable[RawRecord], feeds: frozenset[str],
+                 hmac_key: bytes | None) -> tuple[ValidationReport, list[int], list[ForkRow]]:
+    """The records of ``feeds`` decided whole, in log order, by one `FeedValidator` (the feeds `stitch` could not
+    join): the report, the log position of each error, and the fork rows."""
+    validator = FeedValidator(hmac_key)
+    report = validator.report
+    positions: list[int] = []
+    forks: list[ForkRow] = []
+    for record in records:
+        msg = received_of(record).message
+        if msg is None or msg.value.get("author") not in feeds:
+            continue
+        errors = len(report.errors)
+        validator.push(msg)
+        if len(report.errors) > errors:
+            error = report.errors[-1]
+            positions.append(record.pos)
+            if isinstance(error, ForkFound):
+                forks.append(ForkRow(record.pos, error.fork.author, error.fork.sequence, error.fork.known_id))
+    return report, positions, forks
+
+
+def merge_exact(report: ValidationReport, positions: list[int], forks: list[ForkRow],
+                exact: tuple[ValidationReport, list[int], list[ForkRow]]) -> None:
+    """Add feeds decided whole (`decide_feeds`, or Spark's shuffle route) to a stitched report, keeping its errors
+    and fork rows in log order."""
+    found, found_positions, found_forks = exact
+    report.checked += found.checked
+    report.valid += found.valid
+    report.duplicates += found.duplicates
+    report.heads.update(found.heads)
+    merged = sorted(zip(positions + found_positions, report.errors + found.errors, strict=True),
+                    key=lambda pair: pair[0])
+    report.errors[:] = [error for _, error in merged]
+    positions[:] = [pos for pos, _ in merged]
+    forks.extend(found_forks)
+    forks.sort()

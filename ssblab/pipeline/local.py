@@ -1,0 +1,227 @@
+"""The local engine's pipeline: the same steps as Spark's, in this process and a pool of processes, into Arrow.
+
+Strategy: the source is cut into more splits than there are cores; a pool of worker processes computes the facts
+of each split (`facts.split_facts`: the parse and the signature check, the expensive part) and sends them back
+as Arrow IPC. This process then sorts the facts by feed and replays them (`verdicts.verdict_rows`), runs the
+table queries of `ssblab.pipeline.tables` in DuckDB, derives the content tables in the pool (each message's content
+parsed once for all six), and adds the timestamp columns with `ssblab.core.schema.arrow_timestamps`. Nothing here
+needs a JVM.
+
+Invariants: the tables equal the Spark engine's row for row (tests/pipeline/test_local.py); the pool is
+`ssblab.pipeline.pool`'s (a small source is done in this process alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ssblab.core.schema import TABLES, arrow_schema, arrow_timestamps
+from ssblab.pipeline import tables as catalog
+from ssblab.pipeline.facts import FACTS_DDL, split_facts
+from ssblab.pipeline.pool import cores, is_parallel, local_splits, pool_map, worker_pool
+from ssblab.pipeline.sources import plan_splits
+from ssblab.pipeline.splits import Split, arrow_batch
+from ssblab.pipeline.splits import arrow_schema as ddl_schema
+from ssblab.pipeline.verdicts import verdict_rows, verdicts_ddl
+
+__all__ = ["build_tables", "facts_table", "messages_table", "sorted_table", "verdicts_table"]
+
+T = TypeVar("T")
+
+
+def _facts_ipc(split: Split, hmac_key: bytes | None, with_content: bool) -> bytes:
+    """One split's facts as an Arrow IPC stream (a worker's answer: one buffer, no pickled rows)."""
+    import pyarrow as pa
+
+    schema = ddl_schema(FACTS_DDL)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        for rows in split_facts([split], hmac_key, with_content):
+            writer.write_batch(arrow_batch(rows, schema))
+    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+
+
+def _read_ipc(data: bytes) -> Any:
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(data).read_all()
+
+
+def facts_table(splits: Sequence[Split], *, hmac_key: bytes | None, with_content: bool, pool: Executor | None,
+                on_split: Callable[[int], None] | None = None) -> Any:
+    """The facts of every split, in ``pos`` order (splits are in log order)."""
+    import pyarrow as pa
+
+    parts = []
+    for data in pool_map(pool, _Facts(hmac_key, with_content), splits):
+        part = _read_ipc(data)
+        parts.append(part)
+        if on_split:
+            on_split(part.num_rows)
+    return pa.concat_tables(parts) if parts else ddl_schema(FACTS_DDL).empty_table()
+
+
+class _Facts:
+    """`_facts_ipc` with its options bound (picklable, unlike a closure)."""
+
+    def __init__(self, hmac_key: bytes | None, with_content: bool) -> None:
+        self.hmac_key, self.with_content = hmac_key, with_content
+
+    def __call__(self, split: Split) -> bytes:
+        return _facts_ipc(split, self.hmac_key, self.with_content)
+
+
+def verdicts_table(facts: Any, carry: tuple[str, ...] = ()) -> Any:
+    """Verdict rows (`verdicts.verdicts_ddl`) of a facts table: each feed's facts replayed in ``pos`` order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    in_feed = pc.and_(pc.is_valid(facts["author"]), pc.not_equal(facts["author"], ""))
+    loose = pc.binary_join_element_wise("\0", pc.cast(facts["pos"], pa.string()), "")
+    keyed = facts.append_column("feed", pc.if_else(pc.fill_null(in_feed, False), facts["author"], loose))
+    ordered = keyed.sort_by([("feed", "ascending"), ("pos", "ascending")])
+    schema = ddl_schema(verdicts_ddl(carry))
+    rows = (row for batch in ordered.to_batches(max_chunksize=8192) for row in batch.to_pylist())
+    batches = [arrow_batch(chunk, schema) for chunk in _chunks(verdict_rows(rows, carry), 8192)]
+    return pa.Table.from_batches(batches, schema) if batches else schema.empty_table()
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def with_timestamps(table: str, base: Any) -> Any:
+    """``base`` (the table's `base_columns`) with its ``*_at`` columns added, in the schema's order and types."""
+    schema = arrow_schema(table)
+    columns = []
+    for field in schema:
+        if field.name in catalog.TIMESTAMPS:
+            columns.append(arrow_timestamps(base[catalog.TIMESTAMPS[field.name]]))
+        else:
+            columns.append(base[field.name].cast(field.type))
+    import pyarrow as pa
+
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def run_sql(query: str, **relations: Any) -> Any:
+    """A `tables` query over Arrow tables, in DuckDB."""
+    import duckdb
+
+    with duckdb.connect() as con:
+        for name, relation in relations.items():
+            con.register(name, relation)
+        return con.sql(query.format(**{name: name for name in relations})).to_arrow_table()
+
+
+def messages_table(verdicts: Any) -> Any:
+    return with_timestamps("messages", run_sql(catalog.messages_sql(), verdicts=verdicts))
+
+
+def _derive_ipc(data: bytes) -> dict[str, bytes]:
+    """Every derived table's rows of a batch of messages rows (each content parsed once), as Arrow IPC."""
+    import pyarrow as pa
+
+    rows = _read_ipc(data).to_pylist()
+    out = {}
+    for name, derivation in catalog.DERIVED.items():
+        schema = pa.schema([f.with_nullable(True) for f in arrow_schema(name) if f.name in
+                            catalog.base_columns(name)])
+        table = pa.Table.from_batches([arrow_batch(list(catalog.derive(derivation, rows)), schema)])
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, schema) as writer:
+            writer.write_table(table)
+        out[name] = sink.getvalue().to_pybytes()
+    return out
+
+
+def derived_tables(messages: Any, pool: Executor | None) -> dict[str, Any]:
+    """The six content tables of a ``messages`` table."""
+    import pyarrow as pa
+
+    wanted = messages.filter(messages["valid"]).select(
+        ["id", "author", "sequence", "timestamp", "valid", "is_private", "type", "content"])
+    chunks = []
+    for batch in wanted.to_batches(max_chunksize=20_000):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, batch.schema) as writer:
+            writer.write_batch(batch)
+        chunks.append(sink.getvalue().to_pybytes())
+    parts: dict[str, list[Any]] = {name: [] for name in catalog.DERIVED}
+    for answer in pool_map(pool, _derive_ipc, chunks):
+        for name, data in answer.items():
+            parts[name].append(_read_ipc(data))
+    return {name: with_timestamps(name, _concat(name, found)) for name, found in parts.items()}
+
+
+def _concat(table: str, parts: list[Any]) -> Any:
+    import pyarrow as pa
+
+    if parts:
+        return pa.concat_tables(parts)
+    schema = arrow_schema(table)
+    return pa.schema([f for f in schema if f.name in catalog.base_columns(table)]).empty_table()
+
+
+def blobs_table(links: Any, sizes: Any) -> Any:
+    found = run_sql(catalog.blobs_sql(), links=links, sizes=sizes)
+    return with_timestamps("blobs", found.rename_columns(["blob", "size", "references", "first_referenced"]))
+
+
+def follows_table(contacts: Any) -> Any:
+    return with_timestamps("follows", run_sql(catalog.follows_sql(catalog.DUCKDB), contacts=contacts))
+
+
+def names_table(abouts: Any) -> Any:
+    return with_timestamps("names", run_sql(catalog.names_sql(), abouts=abouts))
+
+
+def empty_sizes() -> Any:
+    import pyarrow as pa
+
+    return pa.table({"blob": pa.array([], pa.string()), "size": pa.array([], pa.int64())})
+
+
+def build_tables(source: str | Path, *, hmac_key: bytes | None = None, workers: int | None = None,
+                 sizes: Any = None, split_bytes: int | None = None,
+                 on_records: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Every table of a dataset of ``source``, verified, as Arrow tables (what ``export --engine local`` writes).
+
+    Args:
+        source: anything `ssblab.pipeline.sources.resolve_source` reads.
+        hmac_key: a test network's HMAC key (bytes).
+        workers: processes for the per-message work (default: the cores; 1: this process only).
+        sizes: ``blob, size`` of the blobs the source holds (None: none).
+        split_bytes: cut the source into splits of this size and check them in the pool whatever its size.
+        on_records: called with the number of records of each split as it is checked.
+    """
+    workers = workers or cores()
+    parallel = split_bytes is not None or is_parallel(source, workers)
+    if split_bytes is not None:
+        splits = plan_splits(source, split_bytes=split_bytes)
+    else:
+        splits = local_splits(source, workers) if parallel else plan_splits(source)
+    with worker_pool(workers if parallel else 1) as pool:
+        facts = facts_table(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
+        messages = messages_table(verdicts_table(facts, catalog.CARRY))
+        del facts
+        found = {"messages": messages, **derived_tables(messages, pool)}
+    found["blobs"] = blobs_table(found["links"], empty_sizes() if sizes is None else sizes)
+    found["follows"] = follows_table(found["contacts"])
+    found["names"] = names_table(found["abouts"])
+    return {name: found[name] for name in TABLES}
+
+
+def sorted_table(table: str, data: Any) -> Any:
+    """A table in its `tables.LAYOUT` order (nulls first, as Spark sorts)."""
+    return data.sort_by([(key, "ascending", "at_start") for key in catalog.LAYOUT[table][1]])

@@ -1,0 +1,98 @@
+"""The sources the pipeline reads, one module each, in one table (`READERS`).
+
+Every reader module has the same four names: ``KIND``; ``detect(path)``, the path it reads there, or None;
+``plan(path, split_bytes, split_rows)``, the path cut into `Split`s; and ``records(split)``, the split's
+`RawRecord`s in log order. `resolve_source` asks the readers in table order and the first that claims a path reads
+it. To add a source, write such a module and add it to `READERS` before the readers that would also claim its
+paths.
+
+Everything above (facts, verdicts, tables, both engines, ``ssblab import`` and ``ssblab verify``) reads sources only
+through `plan_splits` and `iter_split`, so every source gets every feature and the same error places.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from ssblab.core.errors import InvalidMessage, Rule, SsbError
+from ssblab.pipeline.sources import archive, jsonl, log_offset, store
+from ssblab.pipeline.splits import SPLIT_BYTES, SPLIT_ROWS, RawRecord, Split
+from ssblab.store.sources import Received, parse_record
+
+__all__ = [
+    "READERS",
+    "Reader",
+    "SourceError",
+    "iter_split",
+    "plan_splits",
+    "read_source",
+    "received_of",
+    "resolve_source",
+]
+
+
+class Reader(Protocol):
+    KIND: str
+
+    def detect(self, path: Path) -> Path | None: ...
+
+    def plan(self, path: Path, split_bytes: int, split_rows: int) -> list[Split]: ...
+
+    def records(self, split: Split) -> Iterator[RawRecord]: ...
+
+
+class SourceError(SsbError):
+    """A path that no reader reads (missing, or not a format ssblab knows)."""
+
+    code = "source"
+
+
+# Asked in this order: a store folder, an archive, a log.offset (or a folder holding flume/log.offset), else JSONL.
+READERS: dict[str, Reader] = {reader.KIND: reader for reader in (store, archive, log_offset, jsonl)}  # type: ignore[misc]
+
+
+def resolve_source(path: str | Path) -> tuple[str, Path]:
+    """``(kind, path to read)`` of a source. The path is made absolute: tasks may run in another working directory.
+
+    Raises:
+        SourceError: nothing is at ``path``, or no reader reads it.
+    """
+    path = Path(path).absolute()
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or folder")
+    for kind, reader in READERS.items():
+        found = reader.detect(path)
+        if found is not None:
+            return kind, found
+    raise SourceError(f"{path}: not a source ssblab reads (a store folder, a JSONL file, a log.offset, an "
+                      "ssb-fixtures folder or an archive)")
+
+
+def plan_splits(path: str | Path, *, split_bytes: int = SPLIT_BYTES, split_rows: int = SPLIT_ROWS) -> list[Split]:
+    """Cut a source into splits at record boundaries (the driver's only pass over the data)."""
+    kind, where = resolve_source(path)
+    return READERS[kind].plan(where, split_bytes, split_rows)
+
+
+def iter_split(split: Split) -> Iterator[RawRecord]:
+    """The raw records of one split, in log order (run in a Spark worker, a local process, or anywhere)."""
+    return READERS[split.kind].records(split)
+
+
+def received_of(record: RawRecord) -> Received:
+    """The record parsed into a message (with its receive time), or the error naming its place."""
+    if record.raw is None:
+        return Received(record.where, error=InvalidMessage(Rule.JSON, record.torn or f"no data at {record.where}"))
+    received = parse_record(record.raw, record.where)
+    if received.message is not None and received.received is None and record.received is not None:
+        return Received(received.where, received.message, record.received)
+    return received
+
+
+def read_source(path: str | Path) -> Iterator[Received]:
+    """Every record of a source as a `Received`, in log order: what ``ssblab import`` appends to a store."""
+    for split in plan_splits(path):
+        for record in iter_split(split):
+            yield received_of(record)
