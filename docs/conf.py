@@ -69,5 +69,6 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_sidebars = {"**": ["sidebar-nav-bs"]}
+html_context = {"default_mode": "auto"}  # unset, the theme's script logs "invalid theme mode" on every page
 html_last_updated_fmt = None
 html_copy_source = False

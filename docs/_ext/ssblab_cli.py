@@ -19,7 +19,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-HELP_COLUMNS = "100"  # argparse wraps to $COLUMNS: fixed, so the page does not depend on the building terminal
+HELP_COLUMNS = "78"  # argparse wraps to $COLUMNS: fixed, so the page does not depend on the building terminal
 
 
 def verb_modules() -> list[ModuleType]:

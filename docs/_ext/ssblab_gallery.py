@@ -71,7 +71,7 @@ def fill(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         for page in sorted(_notes(app.env)):
             title = app.env.titles[page].astext()
             for uri, candidates, section in _notes(app.env)[page]:
-                figure = nodes.figure()
+                figure = nodes.figure(ids=[f"chart-{len(grid.children) + 1}"])
                 image = nodes.image(uri=uri, candidates=candidates, alt=f"{title}: {section}")
                 link = nodes.reference(text=f"{title} — {section}",
                                        refuri=app.builder.get_relative_uri(docname, page))
