@@ -4,7 +4,7 @@ One run, on ``--feeds`` feeds (default 10,000) and about ``--edges`` contact edg
 directly as edges (no messages are signed): targets are drawn with a power law, as ssb-fixtures draws popular
 authors; 90 % of the edges follow, 4 % block, 6 % are unfollows. It measures:
 - hops from a root (``--max-hops``, default 3): ssblab on Spark (`ssblab.graph.hops`), the pure-Python port
-  of ssb-friends (`ssblab.friends.hops`), and NetworkX's breadth-first search over the follow edges with the same
+  of ssb-friends (`ssblab.friends.metric`), and NetworkX's breadth-first search over the follow edges with the same
   cut-off (it ignores blocks, so it does less than ssb-friends does);
 - PageRank, 10 iterations: ssblab (`ssblab.graph.pagerank`) against ``networkx.pagerank`` stopped after 10
   iterations (``tol=0``; it then raises PowerIterationFailedConvergence, which is caught);

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from ssblab import __version__
+from ssblab.cli.extras import MissingExtra, advice
 from ssblab.core.errors import SsbError
 
 __all__ = ["VERBS", "build_parser", "main"]
@@ -32,9 +33,6 @@ VERBS: dict[str, tuple[str, str]] = {
     "moderation": ("graph", "moderation scenarios over the follow graph"),
     "tangle": ("tangle", "print a thread (or another tangle) in causal order"),
 }
-# A verb's missing dependency, and the extra that brings it.
-EXTRAS = {"pyspark": "spark", "py4j": "spark", "altair": "viz", "vl_convert": "viz", "ipywidgets": "notebooks",
-          "polars": "polars"}
 
 
 def _verb_of(argv: Sequence[str]) -> str | None:
@@ -70,9 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ssblab: error [{exc.code}]: {exc}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:
-        extra = EXTRAS.get((exc.name or "").split(".")[0])
-        advice = f": pip install 'ssblab[{extra}]'" if extra else ""
-        print(f"ssblab: error [missing-dependency]: this verb needs {exc.name}{advice}", file=sys.stderr)
+        missing = MissingExtra(f"this verb needs {exc.name}: {advice(exc.name or '')}")
+        print(f"ssblab: error [{missing.code}]: {missing}", file=sys.stderr)
         return 2
     except (OSError, KeyboardInterrupt) as exc:
         print(f"ssblab: error: {exc}", file=sys.stderr)

@@ -23,6 +23,8 @@ from ssblab.core.refs import b64
 from ssblab.store import Store
 from ssblab.store.blobs import BlobStore
 
+__all__ = ["register"]
+
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     archive = verbs.add_parser("archive", help="build, verify, decode or inspect ssb-archive blobs")

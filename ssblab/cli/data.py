@@ -11,6 +11,8 @@ from ssblab.cli.graph import engine_arguments, engine_of
 from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
 
+__all__ = ["register"]
+
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     gen = verbs.add_parser("generate", help="generate a realistic, signed SSB network as JSONL (seeded)")

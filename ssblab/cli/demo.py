@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from ssblab import __version__
+from ssblab.cli.extras import require
 from ssblab.cli.progress import progress, ticking
 from ssblab.datasets import network_spec, spec_path
 from ssblab.pipeline.sources import read_source
 from ssblab.store import Store
 from ssblab.store.store import StoreStats
+
+__all__ = ["STAGES", "register", "run"]
 
 STAGES = 9
 
@@ -43,6 +46,8 @@ def _stage(n: int, what: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("ssblab demo (its verify and export stage runs on Spark; its report draws charts)", "pyspark",
+            "altair", "vl_convert")
     from ssblab.generate import GeneratedNetwork, write_jsonl
     from ssblab.replicate.loopback import replicate_stores
 

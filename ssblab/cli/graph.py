@@ -11,6 +11,8 @@ from typing import Any
 from ssblab.core.errors import InvalidRef
 from ssblab.friends import DEFAULT_SERVER_MAX, is_feed
 
+__all__ = ["engine_arguments", "engine_of", "register"]
+
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     graph = verbs.add_parser("graph", help="the follow graph: ssb-friends hops, statistics")

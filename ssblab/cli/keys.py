@@ -8,6 +8,8 @@ from pathlib import Path
 
 from ssblab.core.keys import Keypair
 
+__all__ = ["register"]
+
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     keys = verbs.add_parser("keys", help="create or show an identity (ssb-keys secret file)")

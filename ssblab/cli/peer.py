@@ -26,6 +26,8 @@ from ssblab.replicate.runner import MODES, ReplicateOptions, replicate
 from ssblab.replicate.scheduler import Want, feeds_from_file
 from ssblab.store import Store
 
+__all__ = ["register"]
+
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve = verbs.add_parser("serve", help="serve a store to SSB peers (history, blobs, ping)")

@@ -15,6 +15,8 @@ from typing import Any
 from ssblab.core.errors import SsbError
 from ssblab.tangles.thread import Tangle, causal_sort, check_tangle, heads, lamport_depths, tangle_from_edges
 
+__all__ = ["MissingTable", "load_tangle", "register"]
+
 
 class MissingTable(SsbError):
     """The data directory lacks a table the verb needs."""

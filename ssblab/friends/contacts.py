@@ -31,6 +31,18 @@ from typing import Any, TypeGuard
 
 from ssblab.core.message import Message
 
+__all__ = [
+    "BLOCK",
+    "FOLLOW",
+    "UNFOLLOW",
+    "ContactState",
+    "MessageLike",
+    "contact_edges",
+    "contact_of",
+    "is_feed",
+    "js_truthy",
+]
+
 # ssb-ref 2.16 feedIdRegex, including its unescaped "." (any character but a JavaScript line terminator).
 _FEED_ID = re.compile(r"@[a-zA-Z0-9/+]{42}[AEIMQUYcgkosw048]=[^\n\r\u2028\u2029](?:sha256|ed25519)")
 

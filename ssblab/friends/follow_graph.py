@@ -4,7 +4,7 @@ Strategy: keep the edges (in first-seen order, as `contact_edges` does) and cach
 ``(root, max_hops, server_max)``; a message that changes an edge's weight clears the cache, one that does not
 (a repeated follow, a post) keeps it. Answers are always a full `traverse` of the current edges, so they equal
 `hops(contact_edges(all messages so far), ...)`: the numbers ssb-server gives after a restart. (The live server's
-incremental ``dynamic-dijkstra.update`` is not ported; see `ssblab.friends.hops`.)
+incremental ``dynamic-dijkstra.update`` is not ported; see `ssblab.friends.metric`.)
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ssblab.friends.contacts import ContactState, MessageLike, contact_of
-from ssblab.friends.hops import Hops, explain, hops, replication_set
+from ssblab.friends.metric import Hops, explain, hops, replication_set
+
+__all__ = ["FollowGraph"]
 
 
 class FollowGraph:
@@ -58,7 +60,7 @@ class FollowGraph:
         return changed
 
     def hops(self, root: str, max_hops: int = 3, *, server_max: int | None = None) -> Hops:
-        """`ssblab.friends.hops` of the current edges (cached until an edge changes; do not mutate the answer)."""
+        """`ssblab.friends.metric` of the current edges (cached until an edge changes; do not mutate the answer)."""
         key = (root, max_hops, server_max)
         if key not in self._cache:
             self._cache[key] = hops(self._edges, root, max_hops, server_max=server_max)

@@ -17,6 +17,28 @@ from ssblab.core.refs import b64
 from ssblab.generate import frequencies as freq
 from ssblab.generate.text import TextSource
 
+__all__ = [
+    "ABOUT_FIELDS",
+    "ABOUT_IMAGE_SHAPES",
+    "BLOB_TYPES",
+    "MENTION_KINDS",
+    "POST_SIZES",
+    "PRIVATE_TEXT_BUDGET",
+    "PUBLIC_TEXT_BUDGET",
+    "Content",
+    "K",
+    "PostRef",
+    "Weighted",
+    "about_content",
+    "blob_ref",
+    "contact_content",
+    "post_content",
+    "private_post_content",
+    "skewed_index",
+    "somewhat_gaussian",
+    "vote_content",
+]
+
 K = TypeVar("K", bound=Hashable)
 Content = dict[str, Any]
 PUBLIC_TEXT_BUDGET = 6000  # UTF-8 bytes of text: with mentions and envelope, well under 8192 units

@@ -7,6 +7,29 @@ made by ssblab and one made by ssb-fixtures can be compared. Where ssblab depart
 
 from __future__ import annotations
 
+__all__ = [
+    "ABOUT_FIELDS",
+    "ABOUT_IMAGE_SHAPES",
+    "ABOUT_OTHER",
+    "ACTIVITY_SKEW",
+    "BLOB_TYPES",
+    "CONTACT_KINDS",
+    "DEFAULT_PRIVATE_FRACTION",
+    "MAX_RECIPIENTS",
+    "MENTION_BLOB_NAME",
+    "MENTION_KINDS",
+    "POPULARITY_SKEW",
+    "POST_CHANNEL",
+    "POST_MENTIONS",
+    "POST_REPLY",
+    "POST_SIZES",
+    "PRIVATE_COUNT",
+    "PUBLIC_TYPE_COUNTS",
+    "REPLY_SKEW",
+    "VOTE_NEGATIVE",
+    "VOTE_SKEW",
+]
+
 # Messages of each type on the main network (ssb-fixtures MSG_TYPE_FREQUENCIES, not normalized). Its "other"
 # type (62,462: ``{type: "other", number, etc}``) is left out: it carries nothing an analysis could use.
 PUBLIC_TYPE_COUNTS: dict[str, int] = {"vote": 291_505, "post": 168_091, "contact": 59_912, "about": 11_528}

@@ -16,6 +16,8 @@ from pathlib import Path
 from ssblab.core.encoding import encode_compact
 from ssblab.core.message import Message
 
+__all__ = ["PRIVATE", "Summary", "message_kind", "write_jsonl"]
+
 PRIVATE = "private"
 
 

@@ -36,6 +36,17 @@ from ssblab.generate import frequencies as freq
 from ssblab.generate.content import PostRef, Weighted, skewed_index
 from ssblab.generate.text import TextSource
 
+__all__ = [
+    "DEFAULT_MEAN_GAP_MS",
+    "DEFAULT_START_MS",
+    "DEFAULT_WINDOW",
+    "GeneratedNetwork",
+    "InvalidSpec",
+    "NetworkSpec",
+    "derive_keypairs",
+    "generate_network",
+]
+
 DEFAULT_START_MS = 1_577_836_800_000  # 2020-01-01T00:00:00Z
 DEFAULT_MEAN_GAP_MS = 60_000.0  # one message a minute across the network: a million span about two years
 DEFAULT_WINDOW = 4096

@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from operator import itemgetter
 
+__all__ = ["ACCENT_SHARE", "EMOJI", "EMOJI_SHARE", "VOCABULARY_SIZE", "TextSource"]
+
 VOCABULARY_SIZE = 3000
 _TABLE_BITS = 16  # words are drawn from a 65,536-slot table where rank r fills a share ∝ 1/(r + 2.7)
 _ZIPF_SHIFT = 2.7  # Mandelbrot's fit for English: the commonest word near 4%, not Zipf's 12% for 3,000 words

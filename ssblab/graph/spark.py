@@ -118,7 +118,7 @@ class SparkGraphEngine:
 
 
 def _spark_type(arrow: Any) -> str:
-    """The Spark SQL type name of an Arrow type (those `FollowNetwork` sends: strings, integers, booleans)."""
+    """The Spark SQL type name of an Arrow type (those of the dataset's tables)."""
     import pyarrow as pa
 
     if pa.types.is_string(arrow) or pa.types.is_large_string(arrow):
@@ -131,6 +131,10 @@ def _spark_type(arrow: Any) -> str:
         return "double"
     if pa.types.is_boolean(arrow):
         return "boolean"
+    if pa.types.is_timestamp(arrow):
+        return "timestamp"
+    if pa.types.is_list(arrow):
+        return f"array<{_spark_type(arrow.value_type)}>"
     raise GraphError(f"no Spark type for the Arrow type {arrow}")
 
 

@@ -1,6 +1,6 @@
 """Hops with the numbers of ssb-friends 4.4, from many roots at once, level by level, on a packed graph.
 
-Strategy: ssb-friends' answer is the order-free fixpoint of its metric (`ssblab.friends.hops` states the rules and
+Strategy: ssb-friends' answer is the order-free fixpoint of its metric (`ssblab.friends.metric` states the rules and
 its tests check the fixpoint with hypothesis), so it can be built by absolute value instead of with a heap. A feed
 gets ``+a`` when a feed at ``a - 1`` that expands (``0 <= h < max``) follows it, and ``-a`` when an expanding feed
 at ``a - 1`` blocks it or one at ``a - 2`` unfollows it; the smallest ``|value|`` wins and ``+a`` beats ``-a``.
@@ -56,14 +56,14 @@ def hops_table(graph: PackedGraph, roots: Iterable[str], max_hops: int = 3) -> d
 
 
 def hops(graph: PackedGraph, root: str, max_hops: int = 3, *, server_max: int | None = None) -> dict[str, int]:
-    """`ssblab.friends.hops` on a packed graph: ``{feed: hops}`` for one root.
+    """`ssblab.friends.metric` on a packed graph: ``{feed: hops}`` for one root.
 
     Args:
         graph: the packed graph.
         root: the start feed.
         max_hops: the query's ``max``; 0 with ``server_max`` means the server's configured value, as in JS.
         server_max: when ``root`` is the server's own id, its configured ``friends.hops``; a smaller ``max_hops``
-            then filters that traversal (see `ssblab.friends.hops`).
+            then filters that traversal (see `ssblab.friends.metric`).
     """
     limit = None
     if server_max is not None:

@@ -12,19 +12,18 @@ Both engines give the same answers; tests run each analysis on both and compare.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ssblab.core.errors import SsbError
+from ssblab.pipeline.environment import master_from_environment
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["ENGINES", "Engine", "EngineError", "LocalEngine", "SparkEngine", "resolve_engine"]
+__all__ = ["ENGINES", "Engine", "EngineError", "LocalEngine", "SparkEngine", "resolve_engine", "start_spark"]
 
 ENGINES = ("local", "spark")
-MASTER_ENV = "SSBLAB_SPARK_MASTER"  # a master URL here makes Spark the default engine
 
 
 class EngineError(SsbError):
@@ -69,7 +68,7 @@ def resolve_engine(engine: str | Engine | Any = None, *, spark: SparkSession | N
     if _is_session(engine):
         return SparkEngine(engine)
     if engine is None:
-        engine = "spark" if spark is not None or master or os.environ.get(MASTER_ENV) else "local"
+        engine = "spark" if spark is not None or master or master_from_environment() else "local"
     if engine == "local":
         if spark is not None or master:
             raise EngineError("engine 'local' takes no Spark session or master")

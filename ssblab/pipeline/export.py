@@ -33,7 +33,7 @@ from ssblab.core.message import hmac_key_bytes
 from ssblab.core.schema import DATASET_VERSION, TABLES
 from ssblab.pipeline import local
 from ssblab.pipeline.engines import Engine, SparkEngine, resolve_engine
-from ssblab.pipeline.sources import resolve_source
+from ssblab.pipeline.sources import held_blobs, resolve_source
 from ssblab.pipeline.splits import SPLIT_BYTES
 
 if TYPE_CHECKING:
@@ -140,29 +140,6 @@ def _swap_in(staging: Path, out: Path) -> None:
 
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.parquet"))
-
-
-def blob_folder(source: Path) -> Path | None:
-    """The blob folder a source carries: a store's, or an archive's (its Bundles, blocks and dictionaries)."""
-    kind, where = resolve_source(source)
-    if kind == "store":
-        return where / "blobs"
-    if kind == "archive":
-        from ssblab.archive.folder import open_archive
-
-        return open_archive(where).blobs
-    return None
-
-
-def held_blobs(source: Path) -> list[tuple[str, int | None]]:
-    """(blob, size) of the blobs a store or an archive holds (none for other sources)."""
-    from ssblab.store.blobs import BlobStore
-
-    folder = blob_folder(source)
-    if folder is None or not (folder / "sha256").exists():
-        return []
-    store = BlobStore(folder)
-    return [(ref, store.size(ref)) for ref in store]
 
 
 def _write_local(source: Path, staging: Path, hmac_key: Any, workers: int | None, split_bytes: int | None,

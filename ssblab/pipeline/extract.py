@@ -19,6 +19,8 @@ from typing import Any
 from ssblab.core.refs import is_blob_id, is_feed_id, is_message_id
 from ssblab.friends.contacts import js_truthy
 
+__all__ = ["about_row", "contact_row", "links", "post_row", "ref_kind", "tangle_edges", "vote_row"]
+
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _SIGILS = {"@": ("feed", is_feed_id), "%": ("message", is_message_id), "&": ("blob", is_blob_id)}
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+__all__ = ["POLL_S", "job_progress"]
+
 POLL_S = 0.5
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from ssblab.pipeline.engines import MASTER_ENV
+from ssblab.pipeline.environment import MASTER_ENV, master_from_environment
 from ssblab.pipeline.graphframes_jar import cached_jar, jar_dir
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class GraphFramesUnavailable(RuntimeError):
 
 def resolve_master(master: str | None, cores: int) -> str:
     """The master URL: the argument, else ``$SSBLAB_SPARK_MASTER``, else ``local[cores]``."""
-    return master or os.environ.get(MASTER_ENV) or f"local[{cores}]"
+    return master or master_from_environment() or f"local[{cores}]"
 
 
 def _is_loopback(master: str) -> bool:

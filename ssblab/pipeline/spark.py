@@ -21,7 +21,7 @@ from ssblab.core.message import hmac_key_bytes
 from ssblab.core.schema import MAX_MS, MIN_MS, TABLES
 from ssblab.pipeline import tables as catalog
 from ssblab.pipeline.facts import FACTS_DDL, split_facts
-from ssblab.pipeline.sources import iter_split, plan_splits
+from ssblab.pipeline.sources import held_blobs, iter_split, plan_splits
 from ssblab.pipeline.splits import RAW_DDL, SPLIT_BYTES, SPLIT_DDL, Split, arrow_batch, arrow_schema, splits_of
 from ssblab.pipeline.verdicts import verdict_rows, verdicts_ddl
 
@@ -199,8 +199,6 @@ def names(abouts: DataFrame) -> DataFrame:
 
 def build_frames(spark: SparkSession, source: str | Path, *, hmac_key: Any = None) -> dict[str, DataFrame]:
     """Every table of a source, verified, as lazy DataFrames (``messages`` cached: the others derive from it)."""
-    from ssblab.pipeline.export import held_blobs
-
     messages = messages_table(verdicts_of(spark, source, hmac_key=hmac_key, carry=catalog.CARRY)).cache()
     found = {"messages": messages, **{name: derived(messages, name) for name in catalog.DERIVED}}
     held = held_blobs(Path(source))

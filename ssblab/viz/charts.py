@@ -9,6 +9,25 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "DAY_MS",
+    "NODE_STATES",
+    "PALETTE",
+    "THEME",
+    "VEGA_LITE_SCHEMA",
+    "bars",
+    "coverage_samples",
+    "degree_distribution",
+    "dissemination_curve",
+    "follow_network",
+    "message_types_over_time",
+    "ranking",
+    "replication_growth",
+    "series_lines",
+    "size_comparison",
+    "spec",
+]
+
 VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 PALETTE = ["#3b6ea8", "#e07b39", "#4f9d69", "#c8504d", "#8a6bb1", "#9c7a55", "#d17fb4", "#7a7a7a"]
 

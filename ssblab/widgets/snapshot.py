@@ -2,7 +2,7 @@
 
 Strategy: a widget asks dozens of small questions (hops from this root, with these blocks, at that depth) and must
 answer each within a frame or two. A Spark job per click costs seconds, so a widget collects the weighted contact
-edges once (`GraphSnapshot.from_network`, or `from_messages` without Spark) and answers with `ssblab.friends.hops`,
+edges once (`GraphSnapshot.from_network`, or `from_messages` without Spark) and answers with `ssblab.friends.metric`,
 the pure port of ssb-friends whose numbers the Spark traversal is tested equal to. The tests of this package check
 the widgets' answers against `ssblab.graph.FollowNetwork` on the same data.
 

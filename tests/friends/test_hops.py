@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssblab.friends import BLOCK, FOLLOW, UNFOLLOW, explain, hops, replication_set, traverse
-from ssblab.friends.hops import build_graph, expands, js_add, js_min
+from ssblab.friends.metric import build_graph, expands, js_add, js_min
 
 F, B, U = FOLLOW, BLOCK, UNFOLLOW
 

@@ -1,4 +1,4 @@
-"""Hops on every engine equal ssb-friends' (`ssblab.friends.hops`, itself checked against ssb-server) on random
+"""Hops on every engine equal ssb-friends' (`ssblab.friends.metric`, itself checked against ssb-server) on random
 graphs.
 
 Hundreds of disjoint random graphs are unioned and traversed from all their roots in one `hops_table` call, so one

@@ -19,12 +19,15 @@ from typing import Protocol
 from ssblab.core.errors import InvalidMessage, Rule, SsbError
 from ssblab.pipeline.sources import archive, jsonl, log_offset, store
 from ssblab.pipeline.splits import SPLIT_BYTES, SPLIT_ROWS, RawRecord, Split
+from ssblab.store.blobs import BlobStore
 from ssblab.store.sources import Received, parse_record
 
 __all__ = [
     "READERS",
     "Reader",
     "SourceError",
+    "blob_folder",
+    "held_blobs",
     "iter_split",
     "plan_splits",
     "read_source",
@@ -96,3 +99,24 @@ def read_source(path: str | Path) -> Iterator[Received]:
     for split in plan_splits(path):
         for record in iter_split(split):
             yield received_of(record)
+
+
+def blob_folder(source: Path) -> Path | None:
+    """The blob folder a source carries: a store's, or an archive's (its Bundles, blocks and dictionaries)."""
+    kind, where = resolve_source(source)
+    if kind == "store":
+        return where / "blobs"
+    if kind == "archive":
+        from ssblab.archive.folder import open_archive  # the archive modules load numpy and pyarrow: on use only
+
+        return open_archive(where).blobs
+    return None
+
+
+def held_blobs(source: Path) -> list[tuple[str, int | None]]:
+    """(blob, size) of the blobs a store or an archive holds (none for other sources)."""
+    folder = blob_folder(source)
+    if folder is None or not (folder / "sha256").exists():
+        return []
+    store = BlobStore(folder)
+    return [(ref, store.size(ref)) for ref in store]

@@ -37,6 +37,20 @@ from collections.abc import Mapping
 
 from ssblab.friends.contacts import BLOCK, FOLLOW, ContactState
 
+__all__ = [
+    "DEFAULT_SERVER_MAX",
+    "Graph",
+    "Hops",
+    "build_graph",
+    "expands",
+    "explain",
+    "hops",
+    "js_add",
+    "js_min",
+    "replication_set",
+    "traverse",
+]
+
 Graph = dict[str, dict[str, int]]
 Hops = dict[str, int]
 
