@@ -34,6 +34,9 @@ from ssblab.core.refs import b64
 from ssblab.widgets.common import WidgetError
 from ssblab.widgets.snapshot import short_id
 
+__all__ = ["ArchiveInspector", "Verdict", "archive_inspector_view"]
+
+
 CSS_CLASS = "ssblab-archive-inspector"
 # The content FlexBuffer's ten parts (docs/archive-format.md §6), named for the size chart.
 CONTENT_PARTS = ("content: entry kinds", "content: shared ids", "content: shared ids", "content: entry lengths",

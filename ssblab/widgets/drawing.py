@@ -17,6 +17,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+__all__ = ["drawing_frames", "network_svg", "node_states", "radial_layout", "ring_of"]
+
+
 Position = tuple[float, float]
 
 

@@ -31,6 +31,9 @@ from ssblab.widgets.common import WidgetError, box
 if TYPE_CHECKING:
     from ssblab.dataset import Dataset
 
+__all__ = ["FeedBrowser", "FeedSummary", "feed_browser_view"]
+
+
 COLUMNS = ["id", "author", "sequence", "timestamp", "type", "content", "valid", "error"]
 PRIVATE = "private"  # the type shown for encrypted content, which has none in the clear
 CONTENT_PREVIEW = 600  # characters of pretty-printed content per message

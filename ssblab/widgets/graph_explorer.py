@@ -19,6 +19,9 @@ from ssblab.widgets.common import WidgetError, box, clickable_svg
 from ssblab.widgets.drawing import drawing_frames, network_svg, node_states, radial_layout
 from ssblab.widgets.snapshot import GraphSnapshot
 
+__all__ = ["MAX_HOPS", "GraphExplorer", "graph_explorer_view", "hop_counts"]
+
+
 MAX_HOPS = 6  # the slider's end: ssb-friends configurations in use stay at 1..3; 6 covers "everything reachable"
 
 

@@ -23,6 +23,9 @@ from ssblab.widgets.common import WidgetError, box, chart_svg
 from ssblab.widgets.drawing import drawing_frames, node_states, radial_layout
 from ssblab.widgets.snapshot import GraphSnapshot
 
+__all__ = ["ModerationPanel", "moderation_panel_view", "scenario"]
+
+
 NO_FEED = "(none)"
 
 
