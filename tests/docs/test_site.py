@@ -90,6 +90,7 @@ def test_the_checks_catch_a_page_that_calls_out_or_fails(browser: Any, tmp_path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # the first one waits for the build (the site fixture), which runs the seven tutorials
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_tutorial_page_shows_its_charts_offline(site: Path, browser: Any, notebook: Path) -> None:
     page = site / "tutorials" / f"{notebook.stem}.html"
@@ -103,6 +104,7 @@ def test_tutorial_page_shows_its_charts_offline(site: Path, browser: Any, notebo
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)
 def test_gallery_cli_and_api_pages(site: Path, browser: Any) -> None:
     gallery = visit(browser, (site / "gallery.html").as_uri())
     drawn = browser.execute_script("return [...document.querySelectorAll('.ssblab-gallery img')]"

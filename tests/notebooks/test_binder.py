@@ -47,6 +47,7 @@ def test_binder_installs_every_extra_the_notebooks_use() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # a fresh venv, then the seven tutorials
 def test_binder_files_build_an_environment_that_runs_every_tutorial(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -27,6 +27,7 @@ print(sum(len(cell.get("outputs", [])) for cell in notebook.cells), "outputs")
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # a fresh venv with PySpark, then a Spark export and a notebook
 @pytest.mark.parametrize("version", sorted(PYTHONS))
 def test_install_verify_export_and_a_notebook(version: str, tmp_path: Path) -> None:
     if version == f"3.{sys.version_info[1]}":
