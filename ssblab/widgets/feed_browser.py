@@ -105,7 +105,7 @@ class FeedBrowser:
 
     @classmethod
     def from_messages(cls, items: Iterable[Any], **options: Any) -> FeedBrowser:
-        """From message values (or `Message`s, raw JSON) in log order, each checked by the core's validator."""
+        """From message values (or `Message` objects, or raw JSON) in log order, each checked by the validator."""
         import pandas as pd
 
         validator, rows = FeedValidator(), []
