@@ -174,9 +174,17 @@ def graph_explorer_view(model: GraphExplorer) -> Any:
         model.click(feed)
         picker.value = feed  # the picker follows; its observer renders
 
+    def picked(change: dict[str, Any]) -> None:
+        model.set_root(change["new"])
+        render()
+
+    def slid(change: dict[str, Any]) -> None:
+        model.set_max_hops(change["new"])
+        render()
+
     drawing = clickable_svg(model.svg(), clicked)
-    picker.observe(lambda change: (model.set_root(change["new"]), render()), names="value")
-    slider.observe(lambda change: (model.set_max_hops(change["new"]), render()), names="value")
+    picker.observe(picked, names="value")
+    slider.observe(slid, names="value")
     render()
     return box([box([picker, slider], "ssblab-controls", vertical=False),
                 box([drawing, counts], "ssblab-body", vertical=False)], "ssblab-graph-explorer")

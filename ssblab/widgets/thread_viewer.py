@@ -238,8 +238,12 @@ class ThreadViewer:
         pick.observe(on_thread, names="value")
         order.observe(on_order, names="value")
         message.observe(on_message, names="value")
-        back.on_click(lambda _: (self.go(self.page - 1), update()))
-        forth.on_click(lambda _: (self.go(self.page + 1), update()))
+        def turn(step: int) -> None:
+            self.go(self.page + step)
+            update()
+
+        back.on_click(lambda _: turn(-1))
+        forth.on_click(lambda _: turn(1))
         refresh()
         return w.VBox([pick, order, message, w.HBox([back, forth]), info, body])
 
