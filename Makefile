@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.ssblab-installed
 NPM_STAMP := interop/node_modules/.ssblab-installed
 
-.PHONY: setup jars browser test test-fast demo lab lint bench bench-smoke clean
+.PHONY: setup jars browser test test-fast demo lab docs notebooks lint bench bench-smoke clean
 
 setup: $(PY_STAMP) $(NPM_STAMP) jars browser
 
@@ -15,7 +15,7 @@ $(BIN)/python:
 
 $(PY_STAMP): pyproject.toml setup.py $(wildcard ssblab/*/*.c ssblab/*/*.h ssblab/*/*/*.c ssblab/*/*/*.h) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks,archive,formats]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,sim,spark,viz,notebooks,archive,formats,docs]'
 	touch $@
 
 $(NPM_STAMP): interop/package.json interop/package-lock.json
@@ -44,10 +44,19 @@ demo: setup
 lab: setup
 	$(BIN)/jupyter lab notebooks/
 
+# The documentation site, offline, into docs/_build/html (executes every tutorial: a few minutes;
+# SSBLAB_DOCS_EXECUTE=cache reuses the outputs of unchanged notebooks, =off skips execution).
+docs: setup
+	$(BIN)/python -m sphinx -b html -q docs docs/_build/html
+
+# Run the tutorials in place and keep their outputs (for committing them with outputs).
+notebooks: setup
+	$(BIN)/python scripts/run_notebooks.py notebooks/*.ipynb
+
 # ruff over everything, the archive schema against its generated code, and mypy --strict over the pure
 # packages ([tool.mypy] in pyproject.toml says which).
 lint: $(PY_STAMP)
-	$(BIN)/ruff check ssblab tests bench scripts
+	$(BIN)/ruff check ssblab tests bench scripts docs
 	$(BIN)/python scripts/gen_archive_schema.py --check
 	$(BIN)/mypy
 
@@ -65,4 +74,4 @@ bench-smoke: setup
 	$(BIN)/python bench/network.py --feeds 100 --messages 20000
 
 clean:
-	rm -rf $(VENV) interop/node_modules out .pytest_cache
+	rm -rf $(VENV) interop/node_modules out .pytest_cache docs/_build docs/api

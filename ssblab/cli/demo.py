@@ -13,9 +13,11 @@ import json
 import shutil
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ssblab import __version__
 from ssblab.cli.extras import require
 from ssblab.cli.progress import progress, ticking
 from ssblab.datasets import network_spec, spec_path
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  origin peer {loaded.valid} messages; EBT replication {replicated.messages} messages of "
           f"{replicated.feeds} feeds in {replicated.seconds:.1f} s")
 
-    report, valid = _analyse(args, network.ids[0], store_dir, jsonl, feeds)
+    report, valid = _analyse(args, spec, network.ids[0], store_dir, jsonl, feeds)
     report_path = _write_report(report, out)
     print(f"\nverified on Spark: {valid}/{loaded.valid} valid; done in {time.perf_counter() - started:.0f} s")
     print(f"  data     {jsonl} (JSONL), {origin_dir} (origin peer), {store_dir} (replica)")
@@ -84,13 +86,14 @@ def run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _analyse(args: argparse.Namespace, root: str, store_dir: Path, jsonl: Path,
+def _analyse(args: argparse.Namespace, spec: dict[str, Any], root: str, store_dir: Path, jsonl: Path,
              feeds: list[list[Any]]) -> tuple[Any, int]:
     """Stage 4 on Spark (verify and export), then stages 5-8: each analysis of the exported dataset, on the local
     engine (or on Spark with ``--engine spark``)."""
     import pyarrow.compute as pc
 
     from ssblab.dataset import open_dataset
+    from ssblab.graph.labels import feed_label
     from ssblab.pipeline.export import export_parquet
     from ssblab.pipeline.progress import job_progress
     from ssblab.pipeline.session import spark_session
@@ -106,10 +109,14 @@ def _analyse(args: argparse.Namespace, root: str, store_dir: Path, jsonl: Path,
     valid = pc.sum(stamps["valid"]).as_py() or 0
     last = pc.max(stamps["timestamp"]).as_py()
     net = ds.graph()
+    names = net.names() if net.abouts is not None else {}
+    label = lambda feed: feed_label(feed, names)  # noqa: E731  (one line, used by three sections)
     steps: list[tuple[str, Callable[[], Any]]] = [
-        ("the dataset and the follow graph", lambda: [an.overview_section(ds), an.follow_graph_section(net, root)]),
-        ("moderation scenarios", lambda: [an.moderation_section(net, root, since=last - 30 * an.DAY_MS)]),
-        ("threads and causal order", lambda: [an.tangles_section(ds.tangles())]),
+        ("the dataset and the follow graph", lambda: [an.overview_section(ds),
+                                                     an.follow_graph_section(net, root, label=label)]),
+        ("moderation scenarios", lambda: [an.moderation_section(net, root, since=last - 30 * an.DAY_MS,
+                                                                label=label)]),
+        ("threads and causal order", lambda: [an.tangles_section(ds.tangles(), label=label)]),
         ("archives", lambda: [an.archives_section(feeds, jsonl, args.out / "archive")]),
     ]
     sections = []
@@ -120,7 +127,10 @@ def _analyse(args: argparse.Namespace, root: str, store_dir: Path, jsonl: Path,
     title = "ssblab: the default network"
     subtitle = (f"{valid:,} verified messages of {len(feeds)} feeds, replicated over EBT from a local peer, "
                 f"verified on Spark {spark.version} and analysed on the {ds.engine.name} engine.")
-    return Report(title, subtitle, sections, footer="Made by `ssblab demo`."), valid
+    provenance = [("dataset", f"'{spec['name']}': {spec['authors']} authors, {spec['messages']:,} messages"),
+                  ("seed", str(spec["seed"])), ("ssblab", __version__), ("Spark", spark.version),
+                  ("analysis engine", ds.engine.name), ("made", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))]
+    return Report(title, subtitle, sections, footer="Made by ssblab demo.", provenance=provenance), valid
 
 
 def _write_report(report: Any, out: Path) -> Path:
@@ -129,7 +139,8 @@ def _write_report(report: Any, out: Path) -> Path:
     from ssblab.report import render
 
     figures = {name: chart for section in report.sections for name, chart in section.figures.items()}
-    with progress(f"{STAGES}/{STAGES} writing figures and the report", total=len(figures) + 1) as bar:
+    with progress(f"{STAGES}/{STAGES} writing figures and the report", total=len(figures) + 1,
+                  unit=" files") as bar:
         for name, chart in figures.items():
             viz.save(chart, out / "figures" / name, formats=("png", "svg"))
             bar.update()

@@ -73,6 +73,8 @@ class NetworkSpec:
         private_fraction: share of private messages (the rest follows ssb-fixtures' public type mix).
         activity_skew: the author power law ``floor(u**skew * n)``; 1 is uniform, larger is more skewed.
         window: how many recent public posts replies and votes choose from.
+        name_others: share of abouts (after each feed's first) that give a name to another feed, one the author
+            follows where there is one; 0, the default, draws nothing for it, so other networks stay as they were.
     """
 
     authors: int
@@ -84,6 +86,7 @@ class NetworkSpec:
     private_fraction: float = freq.DEFAULT_PRIVATE_FRACTION
     activity_skew: float = freq.ACTIVITY_SKEW
     window: int = DEFAULT_WINDOW
+    name_others: float = 0.0
 
     def __post_init__(self) -> None:
         self._check_types()
@@ -96,6 +99,7 @@ class NetworkSpec:
             (self.activity_skew > 0, f"activity_skew must be positive, got {self.activity_skew}"),
             (self.mean_gap_ms >= 0, f"mean_gap_ms must not be negative, got {self.mean_gap_ms}"),
             (self.window >= 1, f"window must be at least 1, got {self.window}"),
+            (0 <= self.name_others <= 1, f"name_others must be in [0, 1]: {self.name_others}"),
         )
         for ok, problem in checks:
             if not ok:
@@ -277,6 +281,10 @@ class _Generator:
         return build.about_content(self.rng, self.text, self.ids[author], fields)
 
     def _about(self, author: int) -> dict[str, Any]:
+        if self.spec.name_others and len(self.ids) > 1 and self.rng.random() < self.spec.name_others:
+            follows = list(self.follows[author])
+            other = follows[self.rng.randrange(len(follows))] if follows else self._other_author(author)
+            return build.about_content(self.rng, self.text, self.ids[other], ("name",))
         about = author
         if self.rng.random() < freq.ABOUT_OTHER:
             about = self.rng.randrange(len(self.ids))

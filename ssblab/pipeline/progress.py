@@ -49,7 +49,7 @@ def job_progress(spark: SparkSession, desc: str, *, enabled: bool | None = None)
 
     rows = spark.sparkContext.accumulator(0)
     bar = tqdm(desc=desc, unit=" tasks", disable=enabled is False if enabled is not None else None,
-               file=sys.stderr, leave=False)
+               file=sys.stderr)
     stop = threading.Event()
 
     def poll() -> None:
@@ -67,10 +67,14 @@ def job_progress(spark: SparkSession, desc: str, *, enabled: bool | None = None)
 
     thread = threading.Thread(target=poll, name="ssblab-progress", daemon=True)
     thread.start()
+    finished = False
     try:
         yield rows
+        finished = True
     finally:
         stop.set()
         thread.join()
+        if finished:  # a saved notebook keeps the last frame: a full bar, not a red one stopped wherever polling was
+            bar.total = bar.n = max(bar.n, bar.total or 0)
         bar.set_postfix_str(f"{rows.value:,} rows", refresh=True)
         bar.close()

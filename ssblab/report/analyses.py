@@ -9,11 +9,12 @@ library, never from this module's own reimplementation of them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssblab import viz
+from ssblab.graph.labels import short_id
 from ssblab.report.html import Section, Table
 from ssblab.viz.charts import DAY_MS
 
@@ -27,9 +28,7 @@ __all__ = ["archives_section", "follow_graph_section", "moderation_section", "ov
 
 
 
-def short(feed: str) -> str:
-    """A feed or message id cut to its first characters, for tables."""
-    return feed[:10] + "…"
+Label = Callable[[str], str]  # a feed id -> how a person reads it (its name and the start of its key)
 
 
 def overview_section(ds: Dataset) -> Section:
@@ -65,19 +64,19 @@ def _degree_counts(degrees: Any) -> Any:
     return pd.concat(parts, ignore_index=True)
 
 
-def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3) -> Section:
+def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3, label: Label = short_id) -> Section:
     """The follow graph from one root: hops, replication set, degrees, PageRank, components."""
     hops = net.hops(root, max_hops)
     by_hops = _by_hops(hops, max_hops)
     degrees = net.degrees().to_pandas()
     components = len(set(net.components()["component"].to_pylist()))
     ranks = net.pagerank().sort_by([("pagerank", "descending"), ("id", "ascending")]).slice(0, 5).to_pylist()
-    facts = [("root (the most active feed)", root), ("feeds", len(degrees)),
+    facts = [("root (the most active feed)", label(root)), ("feeds", len(degrees)),
              ("follows", int(degrees["out_degree"].sum())), ("mutual follows", net.mutual_follows().num_rows),
              ("connected components", components),
              *((f"feeds within {row.hops} hops", int(row.feeds)) for row in by_hops.itertuples()),
              ("feeds the root's hops mark as blocked", sum(1 for v in hops.values() if v < 0))]
-    table = Table(["feed", "PageRank"], [(short(r["id"]), round(r["pagerank"], 4)) for r in ranks],
+    table = Table(["feed", "PageRank"], [(label(r["id"]), round(r["pagerank"], 4)) for r in ranks],
                   "the most central feeds (PageRank, 10 iterations)")
     return Section("The follow graph", "Who follows whom, and how far the root's replication reaches: SSB "
                    "replicates the feeds within a few follow hops (ssb-friends semantics, blocks respected).",
@@ -85,7 +84,7 @@ def follow_graph_section(net: FollowNetwork, root: str, *, max_hops: int = 3) ->
                                     "degree-distribution": viz.degree_distribution(_degree_counts(degrees))})
 
 
-def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Section:
+def moderation_section(net: FollowNetwork, root: str, *, since: float, label: Label = short_id) -> Section:
     """What-if blocks, shared moderation (§6.3) and the resource-attack cliques (§8.6) for the root."""
     replicated = net.replication_set(root)
     top = [row for row in net.pagerank().sort_by([("pagerank", "descending"), ("id", "ascending")]).to_pylist()
@@ -95,9 +94,9 @@ def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Sectio
     if top:
         target = top[0]["id"]
         whatif = net.whatif(root, [(root, target)])
-        facts.append((f"if the root blocked {short(target)} (its most central friend), feeds leaving",
+        facts.append((f"if the root blocked {label(target)} (its most central friend), feeds leaving",
                       len(whatif.leaving)))
-        rows += [("block " + short(target), short(feed), old, new) for feed, (old, new) in
+        rows += [("block " + label(target), label(feed), old, new) for feed, (old, new) in
                  list(whatif.changes.items())[:8]]
     shared = net.shared_moderation(root, min_friends=2)
     facts += [("trusted peers (followed by the root and 2+ of its friends)", len(shared.trusted)),
@@ -113,7 +112,7 @@ def moderation_section(net: FollowNetwork, root: str, *, since: float) -> Sectio
                    "nothing is published.", facts, [table, clique_table])
 
 
-def tangles_section(tangles: Tangles) -> Section:
+def tangles_section(tangles: Tangles, *, label: Label = short_id) -> Section:
     """Threads: how many, how concurrent, how deep, and which links point at messages nobody has."""
     import pyarrow.compute as pc
 
@@ -124,9 +123,12 @@ def tangles_section(tangles: Tangles) -> Section:
     facts = [("threads", heads.num_rows),
              ("threads with concurrent heads", heads.filter(pc.field("concurrent")).num_rows),
              ("links to messages not in the dataset", tangles.dangling_links().filter(is_thread).num_rows)]
-    table = Table(["root", "messages", "Lamport depth"],
-                  [(short(r["root"]), r["id_count"], r["depth_max"]) for r in deepest.slice(0, 5).to_pylist()],
-                  "the deepest threads")
+    rows = []
+    for row in deepest.slice(0, 5).to_pylist():
+        author = tangles.thread(row["root"]).authors.get(row["root"])
+        rows.append((label(author) if author else "(not in the dataset)", short_id(row["root"]), row["id_count"],
+                     row["depth_max"]))
+    table = Table(["thread started by", "root message", "messages", "Lamport depth"], rows, "the deepest threads")
     return Section("Threads and causal order", "Replies link to the messages they answer; those links, not the "
                    "claimed timestamps, order a thread (a tangle).", facts, [table])
 

@@ -24,6 +24,7 @@ h2 { font-weight: 600; margin-top: 2.4rem; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
 th, td { text-align: left; padding: 0.25rem 0.7rem; border-bottom: 1px solid #eee; }
 th { color: #555; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.provenance { font-size: 0.85rem; margin-top: 0.6rem; }
 code { font-size: 0.85rem; color: #3b6ea8; } figure { margin: 1.2rem 0; } footer { color: #888; margin-top: 3rem; }
 """
 
@@ -50,10 +51,13 @@ class Section:
 
 @dataclass(frozen=True)
 class Report:
+    """The page: a title, a subtitle, where it came from (``provenance``: the data, seed, versions, date)."""
+
     title: str
     subtitle: str
     sections: Sequence[Section]
     footer: str = ""
+    provenance: Sequence[tuple[str, Any]] = ()
 
 
 def _value(value: Any) -> str:
@@ -76,13 +80,16 @@ def _table(table: Table) -> str:
     return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _facts(facts: Sequence[tuple[str, Any]], css: str = "facts") -> str:
+    return f'<dl class="{css}">' + "".join(f"<dt>{html.escape(k)}</dt><dd>{_value(v)}</dd>" for k, v in facts) + "</dl>"
+
+
 def _section(section: Section, svg: Callable[[dict[str, Any]], str]) -> str:
     parts = [f"<h2>{html.escape(section.title)}</h2>"]
     if section.lead:
         parts.append(f'<p class="lead">{html.escape(section.lead)}</p>')
     if section.facts:
-        parts.append('<dl class="facts">' + "".join(f"<dt>{html.escape(k)}</dt><dd>{_value(v)}</dd>"
-                                                   for k, v in section.facts) + "</dl>")
+        parts.append(_facts(section.facts))
     parts.extend(_table(t) for t in section.tables if t.rows)
     parts.extend(f'<figure id="{html.escape(name)}">{svg(chart)}</figure>' for name, chart in section.figures.items())
     return "\n".join(parts)
@@ -95,7 +102,8 @@ def render(report: Report, svg: Callable[[dict[str, Any]], str] | None = None) -
 
         svg = vl_convert.vegalite_to_svg
     body = "\n".join(_section(s, svg) for s in report.sections)
+    provenance = _facts(report.provenance, "facts provenance") if report.provenance else ""
     footer = f"<footer>{html.escape(report.footer)}</footer>" if report.footer else ""
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(report.title)}</title>'
             f"<style>{STYLE}</style></head><body><h1>{html.escape(report.title)}</h1>"
-            f'<p class="lead">{html.escape(report.subtitle)}</p>\n{body}\n{footer}</body></html>\n')
+            f'<p class="lead">{html.escape(report.subtitle)}</p>\n{provenance}\n{body}\n{footer}</body></html>\n')

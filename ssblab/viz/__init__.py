@@ -26,6 +26,7 @@ from ssblab.viz.charts import (
     size_comparison,
     spec,
 )
+from ssblab.viz.render import mimebundle, use_static_renderer
 
 __all__ = [
     "NODE_STATES",
@@ -38,6 +39,7 @@ __all__ = [
     "dissemination_curve",
     "follow_network",
     "message_types_over_time",
+    "mimebundle",
     "ranking",
     "replication_growth",
     "save",
@@ -45,6 +47,7 @@ __all__ = [
     "side_by_side",
     "size_comparison",
     "spec",
+    "use_static_renderer",
 ]
 
 FORMATS = ("png", "svg", "html")
@@ -80,7 +83,12 @@ def save(chart: Any, path: str | Path, formats: Iterable[str] = FORMATS, *, scal
 
 
 def as_altair(chart: dict[str, Any]) -> Any:
-    """The spec as an Altair chart, for display in a notebook."""
+    """The spec as an Altair chart, for display in a notebook.
+
+    It shows through `use_static_renderer`: interactive in JupyterLab with no network, a static SVG on GitHub,
+    nbviewer and in the docs.
+    """
     import altair as alt
 
+    use_static_renderer()
     return (alt.HConcatChart if "hconcat" in chart else alt.Chart).from_dict(chart)

@@ -100,16 +100,35 @@ def message_types_over_time(messages: Any, *, top: int = 6) -> dict[str, Any]:
                           "color": {"field": "type", "type": "nominal", "title": "type"}})
 
 
+def log_ticks(largest: float) -> list[int]:
+    """1, 2, 5, 10, 20, 50, … up to ``largest``: a log axis's labels, few enough never to crowd."""
+    ticks, step = [], 1
+    while step <= max(largest, 1):
+        ticks += [t for t in (step, 2 * step, 5 * step) if t <= max(largest, 1)]
+        step *= 10
+    return ticks
+
+
 def degree_distribution(degrees: Any) -> dict[str, Any]:
-    """How many feeds have each in/out degree, on log scales; needs ``degree``, ``direction``, ``feeds``."""
-    return spec(degrees, ["degree", "direction", "feeds"], title="Degree distribution of the follow graph",
-                subtitle="feeds per number of follows, log-log",
-                mark={"type": "point", "filled": True, "size": 40, "opacity": 0.8},
-                encoding={"x": {"field": "degree", "type": "quantitative", "scale": {"type": "symlog"},
-                                "title": "degree"},
-                          "y": {"field": "feeds", "type": "quantitative", "scale": {"type": "log"},
-                                "title": "feeds"},
-                          "color": {"field": "direction", "type": "nominal", "title": None}})
+    """How many feeds have each in/out degree, on log scales; needs ``degree``, ``direction``, ``feeds``.
+
+    A log axis has no place for 0: feeds without followers (or follows) are left out, and the subtitle says how
+    many.
+    """
+    positive = degrees[degrees["degree"] > 0]
+    zero = int(degrees.loc[degrees["degree"] <= 0, "feeds"].sum())
+    subtitle = "feeds per number of follows, log-log" + (f"; {zero} with none left out" if zero else "")
+
+    def axis(field: str, title: str, largest: float) -> dict[str, Any]:
+        return {"field": field, "type": "quantitative", "title": title, "scale": {"type": "log"},
+                "axis": {"values": log_ticks(largest), "format": "d", "labelOverlap": True}}
+
+    return spec(positive, ["degree", "direction", "feeds"], title="Degree distribution of the follow graph",
+                subtitle=subtitle, mark={"type": "point", "filled": True, "size": 40, "opacity": 0.8},
+                encoding={"x": axis("degree", "degree", positive["degree"].max() if len(positive) else 1),
+                          "y": axis("feeds", "feeds", positive["feeds"].max() if len(positive) else 1),
+                          "color": {"field": "direction", "type": "nominal", "title": None},
+                          "tooltip": [{"field": "direction"}, {"field": "degree"}, {"field": "feeds"}]})
 
 
 def replication_growth(by_hops: Any) -> dict[str, Any]:

@@ -19,14 +19,16 @@ _HOME = {
     "GraphSnapshot": "snapshot",
     "short_id": "snapshot",
     "radial_layout": "drawing",
+    "node_states": "drawing",
     "FeedBrowser": "feed_browser",
     "FeedSummary": "feed_browser",
     "GraphExplorer": "graph_explorer",
-    "WidgetError": "graph_explorer",
+    "WidgetError": "common",
     "hop_counts": "graph_explorer",
     "ModerationPanel": "moderation_panel",
     "clique_attack": "scenarios",
     "ThreadViewer": "thread_viewer",
+    "ViewerError": "common",
     "ArchiveInspector": "archive_inspector",
 }
 

@@ -31,8 +31,11 @@ from ssblab.archive.folder import ArchiveFolder, blob_ref, open_archive
 from ssblab.archive.verify import verify_fetched
 from ssblab.core.errors import SsbError
 from ssblab.core.refs import b64
-from ssblab.widgets.graph_explorer import WidgetError
+from ssblab.widgets.common import WidgetError
 from ssblab.widgets.snapshot import short_id
+
+__all__ = ["ArchiveInspector", "Verdict", "archive_inspector_view"]
+
 
 CSS_CLASS = "ssblab-archive-inspector"
 # The content FlexBuffer's ten parts (docs/archive-format.md §6), named for the size chart.
@@ -226,7 +229,7 @@ def archive_inspector_view(model: ArchiveInspector) -> Any:
     """Bundle and block pickers, the sketch, the size chart, the dictionaries, decoded messages, a verify button."""
     import ipywidgets as w
 
-    from ssblab.widgets.views import chart_svg
+    from ssblab.widgets.common import chart_svg
 
     bundles = w.Dropdown(options=model.bundle_options(), value=model.bundle_index, description="bundle")
     picker = w.Dropdown(options=model.block_options(), value=model.block_index, description="block")

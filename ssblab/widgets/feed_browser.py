@@ -5,7 +5,7 @@ Parquet ``messages`` table (``id, author, sequence, timestamp, type, content, va
 frame. It comes from a dataset (`from_dataset`, a read of its columns) or straight from messages
 (`from_messages`, which validates them with the core's `FeedValidator`, so verdicts are the same as the
 pipeline's). Pure functions render
-a page as HTML; the ipywidgets view (`ssblab.widgets.views.feed_browser_view`) only forwards clicks.
+a page as HTML; the ipywidgets view (`feed_browser_view`, below) only forwards clicks.
 
 Invariants: a page lists one feed's messages in sequence order; the page index always lies within the pages of the
 current selection (changing feed or filter returns to the first page); private messages have the type
@@ -25,11 +25,14 @@ import orjson
 
 from ssblab.core.errors import InvalidMessage
 from ssblab.core.validate import FeedValidator, as_message
-from ssblab.widgets.graph_explorer import WidgetError
-from ssblab.widgets.snapshot import short_id
+from ssblab.graph.labels import feed_label
+from ssblab.widgets.common import WidgetError, box
 
 if TYPE_CHECKING:
     from ssblab.dataset import Dataset
+
+__all__ = ["FeedBrowser", "FeedSummary", "feed_browser_view"]
+
 
 COLUMNS = ["id", "author", "sequence", "timestamp", "type", "content", "valid", "error"]
 PRIVATE = "private"  # the type shown for encrypted content, which has none in the clear
@@ -102,7 +105,7 @@ class FeedBrowser:
 
     @classmethod
     def from_messages(cls, items: Iterable[Any], **options: Any) -> FeedBrowser:
-        """From message values (or `Message`s, raw JSON) in log order, each checked by the core's validator."""
+        """From message values (or `Message` objects, or raw JSON) in log order, each checked by the validator."""
         import pandas as pd
 
         validator, rows = FeedValidator(), []
@@ -127,8 +130,7 @@ class FeedBrowser:
         return sorted(summaries, key=lambda s: (-s.messages, s.feed))
 
     def label(self, feed: str) -> str:
-        name = self.names.get(feed)
-        return f"{name} ({short_id(feed)})" if name else short_id(feed)
+        return feed_label(feed, self.names)
 
     def select(self, feed: str) -> FeedBrowser:
         if not (self.messages["author"] == feed).any():
@@ -170,8 +172,6 @@ class FeedBrowser:
 
     def widget(self) -> Any:
         """The ipywidgets view (needs the ``notebooks`` extra)."""
-        from ssblab.widgets.views import feed_browser_view
-
         return feed_browser_view(self)
 
 
@@ -191,3 +191,29 @@ def _row_html(row: dict[str, Any]) -> str:
             f"<td>{html.escape(row['type'])}{verdict}</td>"
             f"<td><pre style='margin:0;white-space:pre-wrap;word-break:break-all'>"
             f"{html.escape(_pretty(row['content']))}</pre></td></tr>")
+
+
+def feed_browser_view(model: FeedBrowser) -> Any:
+    """Feed picker, type filter and pager over `FeedBrowser.page_html`."""
+    import ipywidgets as w
+
+    summaries = model.feeds()
+    picker = w.Dropdown(options=[(f"{model.label(s.feed)} · {s.messages} msgs"
+                                  + (f" · {s.invalid} invalid" if s.invalid else ""), s.feed) for s in summaries],
+                        value=model.feed, description="feed")
+    types = sorted({t for s in summaries for t, _ in s.types})
+    kinds = w.SelectMultiple(options=types, value=tuple(sorted(model.types)), description="types", rows=4)
+    back, forth = w.Button(description="◀ previous"), w.Button(description="next ▶")
+    page = w.HTML()
+
+    def render(*_: Any) -> None:
+        page.value = model.page_html()
+        back.disabled, forth.disabled = model.page == 0, model.page >= model.page_count - 1
+
+    picker.observe(lambda change: (model.select(change["new"]), render()), names="value")
+    kinds.observe(lambda change: (model.filter_types(change["new"]), render()), names="value")
+    back.on_click(lambda _: (model.go(model.page - 1), render()))
+    forth.on_click(lambda _: (model.go(model.page + 1), render()))
+    render()
+    controls = box([picker, kinds, box([back, forth], "ssblab-pager", vertical=False)], "ssblab-controls")
+    return box([controls, page], "ssblab-feed-browser")

@@ -2,7 +2,7 @@
 
 Strategy: a plain model (`GraphExplorer`: which root, how many hops) over a `GraphSnapshot`, answering with the
 pure ssb-friends traversal and caching one traversal per (root, hops); pure functions turn the answer into counts,
-node states, a drawing and HTML. The ipywidgets view (`ssblab.widgets.views.graph_explorer_view`) only forwards the
+node states, a drawing and HTML. The ipywidgets view (`graph_explorer_view`, below) only forwards the
 picker and the slider to the model and shows what it renders.
 
 Invariants: `replication_set` is ``{feed: 0 <= hops <= max_hops}`` of ``friends.hops({start: root, max})``, the
@@ -14,14 +14,15 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ssblab.widgets.drawing import drawing_frames, radial_layout
+from ssblab.graph.labels import short_id
+from ssblab.widgets.common import WidgetError, box, clickable_svg
+from ssblab.widgets.drawing import drawing_frames, network_svg, node_states, radial_layout
 from ssblab.widgets.snapshot import GraphSnapshot
 
+__all__ = ["MAX_HOPS", "GraphExplorer", "graph_explorer_view", "hop_counts"]
+
+
 MAX_HOPS = 6  # the slider's end: ssb-friends configurations in use stay at 1..3; 6 covers "everything reachable"
-
-
-class WidgetError(ValueError):
-    """A request a widget cannot honour (an unknown feed, a hop limit out of range), naming what was asked."""
 
 
 def hop_counts(values: dict[str, int], feeds: list[str], max_hops: int) -> list[tuple[str, int]]:
@@ -39,18 +40,6 @@ def hop_counts(values: dict[str, int], feeds: list[str], max_hops: int) -> list[
         else:
             buckets[str(value)] += 1
     return list(buckets.items())
-
-
-def node_states(values: dict[str, int], root: str, max_hops: int) -> dict[str, str]:
-    """``root``, ``replicated``, ``blocked`` (a negative value) or ``not replicated`` per reached feed."""
-    def state(feed: str, value: int) -> str:
-        if feed == root:
-            return "root"
-        if value < 0:
-            return "blocked"
-        return "replicated" if value <= max_hops else "not replicated"
-
-    return {feed: state(feed, value) for feed, value in values.items()}
 
 
 class GraphExplorer:
@@ -126,6 +115,23 @@ class GraphExplorer:
         totals = [sum(per_hop[str(h)] for h in range(n + 1)) for n in range(self.max_hops + 1)]
         return pd.DataFrame({"hops": list(range(self.max_hops + 1)), "feeds": totals})
 
+    def click(self, feed: str) -> GraphExplorer:
+        """What a click on a drawn feed does: that feed becomes the root (a feed outside the graph is refused)."""
+        return self.set_root(feed)
+
+    @property
+    def title(self) -> str:
+        return f"Replication set of {self.snapshot.label(self.root)}"
+
+    def svg(self) -> str:
+        """The drawing the widget shows: hop rings around the root, names, tooltips, clickable feeds."""
+        follows = self.snapshot.follows()
+        positions = radial_layout(self._feeds, self.hops, follows, self.max_hops, max_nodes=self.max_nodes)
+        labels = {feed: self.snapshot.label(feed) for feed in positions}
+        names = {feed: self.snapshot.names.get(feed) or short_id(feed) for feed in positions}
+        return network_svg(positions, node_states(self.hops, self.root, self.max_hops), self.hops, labels, names,
+                           follows, self.replication_set, max_hops=self.max_hops, title=self.title)
+
     def chart(self) -> dict[str, Any]:
         """The network around the root, the replication set highlighted (`ssblab.viz.follow_network`)."""
         from ssblab.viz.charts import follow_network
@@ -135,7 +141,7 @@ class GraphExplorer:
         labels = {feed: self.snapshot.label(feed) for feed in positions}
         nodes, edges = drawing_frames(positions, node_states(self.hops, self.root, self.max_hops), self.hops,
                                       labels, follows, self.replication_set)
-        return follow_network(nodes, edges, title=f"Replication set of {self.snapshot.label(self.root)}",
+        return follow_network(nodes, edges, title=self.title,
                               subtitle=f"friends.hops = {self.max_hops}: {len(self.replication_set)} of "
                                        f"{len(self._feeds)} feeds replicated")
 
@@ -148,6 +154,37 @@ class GraphExplorer:
 
     def widget(self) -> Any:
         """The ipywidgets view (needs the ``notebooks`` extra)."""
-        from ssblab.widgets.views import graph_explorer_view
-
         return graph_explorer_view(self)
+
+
+def graph_explorer_view(model: GraphExplorer) -> Any:
+    """Root picker and hops slider over `GraphExplorer.svg` (click a feed: it becomes the root) and its counts."""
+    import ipywidgets as w
+
+    label = model.snapshot.label
+    picker = w.Dropdown(options=[(label(f), f) for f in model.roots()], value=model.root, description="root")
+    slider = w.IntSlider(value=model.max_hops, min=0, max=MAX_HOPS, description="hops", continuous_update=False)
+    counts = w.HTML()
+
+    def render(*_: Any) -> None:
+        drawing.svg = model.svg()
+        counts.value = model.summary_html()
+
+    def clicked(feed: str) -> None:
+        model.click(feed)
+        picker.value = feed  # the picker follows; its observer renders
+
+    def picked(change: dict[str, Any]) -> None:
+        model.set_root(change["new"])
+        render()
+
+    def slid(change: dict[str, Any]) -> None:
+        model.set_max_hops(change["new"])
+        render()
+
+    drawing = clickable_svg(model.svg(), clicked)
+    picker.observe(picked, names="value")
+    slider.observe(slid, names="value")
+    render()
+    return box([box([picker, slider], "ssblab-controls", vertical=False),
+                box([drawing, counts], "ssblab-body", vertical=False)], "ssblab-graph-explorer")

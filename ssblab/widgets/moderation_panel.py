@@ -5,7 +5,7 @@ Strategy: a plain model (`ModerationPanel`: the root, the toggled blocks, the wa
 A scenario is the snapshot with the blocks applied (`GraphSnapshot.with_blocks`, the rule of
 `ssblab.graph.with_blocks`), and the answer is a `ssblab.graph.WhatIf` built with the library's own comparison
 (`ssblab.graph.moderation.changes`), so the panel and `FollowNetwork.whatif` answer the same question the same way;
-the tests check that they agree. The ipywidgets view (`ssblab.widgets.views.moderation_panel_view`) only forwards
+the tests check that they agree. The ipywidgets view (`moderation_panel_view`, below) only forwards
 toggles to the model and shows what it renders.
 
 Invariants: the blocks are a set (toggling twice restores the graph); self-blocks are refused; with no blocks the
@@ -19,9 +19,14 @@ import html
 from typing import Any
 
 from ssblab.graph.moderation import WhatIf, changes, is_replicated
-from ssblab.widgets.drawing import drawing_frames, radial_layout
-from ssblab.widgets.graph_explorer import WidgetError, node_states
+from ssblab.widgets.common import WidgetError, box, chart_svg
+from ssblab.widgets.drawing import drawing_frames, node_states, radial_layout
 from ssblab.widgets.snapshot import GraphSnapshot
+
+__all__ = ["ModerationPanel", "moderation_panel_view", "scenario"]
+
+
+NO_FEED = "(none)"
 
 
 def scenario(snapshot: GraphSnapshot, root: str, blocks: frozenset[tuple[str, str]], max_hops: int,
@@ -137,10 +142,39 @@ class ModerationPanel:
 
     def widget(self) -> Any:
         """The ipywidgets view (needs the ``notebooks`` extra)."""
-        from ssblab.widgets.views import moderation_panel_view
-
         return moderation_panel_view(self)
 
 
 def _hop(value: int | None) -> str:
     return "unreached" if value is None else str(value)
+
+
+def moderation_panel_view(model: ModerationPanel) -> Any:
+    """Blocker, blocked and watched-feed pickers and a toggle over `ModerationPanel.chart` and its summary."""
+    import ipywidgets as w
+
+    label = model.snapshot.label
+    feeds = [(label(f), f) for f in model.candidates()]
+    blocker = w.Dropdown(options=[(f"{label(model.root)} (root)", model.root), *feeds], value=model.root,
+                         description="blocker")
+    blocked = w.Dropdown(options=feeds, description="blocks")
+    watch = w.Dropdown(options=[(NO_FEED, None), *feeds], value=model.watch, description="watch")
+    toggle, clear = w.Button(description="toggle block"), w.Button(description="clear all")
+    drawing, summary = w.HTML(), w.HTML()
+
+    def render(*_: Any) -> None:
+        drawing.value = chart_svg(model.chart())
+        summary.value = model.summary_html()
+
+    def flip(_: Any) -> None:
+        if blocked.value is not None and blocker.value != blocked.value:
+            model.toggle(blocker.value, blocked.value)
+            render()
+
+    toggle.on_click(flip)
+    clear.on_click(lambda _: (model.clear(), render()))
+    watch.observe(lambda change: (model.set_watch(change["new"]), render()), names="value")
+    render()
+    controls = box([box([blocker, blocked, toggle, clear], "ssblab-row", vertical=False), watch],
+                    "ssblab-controls")
+    return box([controls, box([drawing, summary], "ssblab-body", vertical=False)], "ssblab-moderation-panel")

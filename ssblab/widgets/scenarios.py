@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from ssblab.core.keys import Keypair
 from ssblab.core.message import Message, create_message
 from ssblab.generate import GeneratedNetwork
-from ssblab.widgets.graph_explorer import WidgetError
+from ssblab.widgets.common import WidgetError
+
+__all__ = ["CliqueAttack", "clique_attack"]
+
 
 SPAM = "Limited offer, follow for more! "  # filler of the attackers' posts: the point is their size
 

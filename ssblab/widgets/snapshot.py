@@ -22,18 +22,15 @@ from typing import TYPE_CHECKING, Any
 from ssblab.friends import BLOCK, FOLLOW, contact_edges
 from ssblab.friends import hops as friends_hops
 from ssblab.friends.contacts import MessageLike
+from ssblab.graph.labels import feed_label, short_id
+
+__all__ = ["GraphSnapshot", "short_id"]
 
 if TYPE_CHECKING:
     from ssblab.dataset import Dataset
     from ssblab.graph import FollowNetwork
 
 Edges = Mapping[tuple[str, str], int]
-SHORT_ID = 6  # characters of the key shown next to a name: enough to tell namesakes apart on screen
-
-
-def short_id(feed: str) -> str:
-    """``@AbCdE…`` for display."""
-    return feed[: SHORT_ID + 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -83,8 +80,7 @@ class GraphSnapshot:
 
     def label(self, feed: str) -> str:
         """A feed's name and the start of its key (names are self-chosen, so not unique)."""
-        name = self.names.get(feed)
-        return f"{name} ({short_id(feed)})" if name else short_id(feed)
+        return feed_label(feed, self.names)
 
     def hops(self, root: str, max_hops: int) -> dict[str, int]:
         """``{feed: hops}`` exactly as ``friends.hops({start: root, max: max_hops})`` answers."""

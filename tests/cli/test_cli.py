@@ -105,4 +105,6 @@ def test_demo_runs_the_main_job(tmp_path: Path) -> None:
     for title in ("The dataset", "The follow graph", "Moderation scenarios", "Threads and causal order", "Archives"):
         assert f"<h2>{title}</h2>" in report
     assert report.count("<svg") == 4 and "<script" not in report  # figures inlined, nothing to fetch
+    assert "<dt>seed</dt><dd>3</dd>" in report and "`" not in report  # provenance; the footer is plain text
+    assert "…" in report and "(@" in report  # feeds shown by name with the start of their key
     assert {p.name for p in (out_dir / "figures").iterdir()} >= {"message-types.png", "archive-sizes.svg"}

@@ -146,6 +146,21 @@ def test_abouts_carry_names_images_and_descriptions(messages: list[Message]) -> 
     assert all(link.startswith("&") and link.endswith(".sha256") for link in links)
 
 
+def test_name_others_makes_abouts_name_other_feeds_and_costs_nothing_when_off() -> None:
+    def given_names(messages: list[Message]) -> list[tuple[str, str]]:
+        return [(m.author, m.content["about"]) for m in messages if isinstance(m.content, dict)
+                and m.content["type"] == "about" and m.content["about"] != m.author and "name" in m.content]
+
+    plain = list(generate_network(AUTHORS, MESSAGES, seed=11))
+    naming = list(generate_network(AUTHORS, MESSAGES, seed=11, name_others=0.5))
+    given = given_names(naming)
+    abouts = sum(1 for m in naming if isinstance(m.content, dict) and m.content["type"] == "about")
+    assert len(given) > max(3 * len(given_names(plain)), (abouts - AUTHORS) // 4)
+    assert all(author != about for author, about in given)
+    explicit_zero = generate_network(AUTHORS, MESSAGES, seed=11, name_others=0.0)
+    assert [m.id for m in explicit_zero] == [m.id for m in plain]  # off: no extra draw, the same network
+
+
 def test_private_messages_open_for_each_recipient_and_nobody_else(
     network: GeneratedNetwork, messages: list[Message]
 ) -> None:
@@ -213,7 +228,7 @@ def test_docstring_examples_run() -> None:
 @pytest.mark.parametrize(
     "options",
     [{"authors": 0}, {"messages": -1}, {"private_fraction": 1.5}, {"activity_skew": 0}, {"window": 0},
-     {"hmac_key": "not base64"}],
+     {"hmac_key": "not base64"}, {"name_others": -0.1}, {"name_others": 2}],
 )
 def test_bad_specs_are_refused(options: dict[str, object]) -> None:
     spec = {"authors": 3, "messages": 10, "seed": 1, **options}

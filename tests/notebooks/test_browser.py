@@ -15,8 +15,6 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -28,10 +26,9 @@ from typing import Any
 
 import pytest
 
+from tests.browser import chromium, kill_group, require_browser
+
 WIDGETS = ("ssblab-graph-explorer", "ssblab-moderation-panel", "ssblab-feed-browser")
-CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                  "--window-size=1400,1800")
 CELLS = [
     "from ssblab.generate import GeneratedNetwork, NetworkSpec\n"
     "from ssblab.widgets import FeedBrowser, GraphExplorer, GraphSnapshot, ModerationPanel\n"
@@ -45,6 +42,9 @@ CELLS = [
     "panel.toggle(root, friend).set_watch(friend)\n"
     "panel.widget()",
     "FeedBrowser.from_messages(messages, names=dict(snapshot.names), page_size=5).widget()",
+    "import pandas as pd\n"
+    "from ssblab.viz import as_altair, replication_growth\n"
+    "as_altair(replication_growth(pd.DataFrame({'hops': [0, 1, 2], 'feeds': [1, 6, 15]})))",
 ]
 
 
@@ -59,18 +59,6 @@ def _notebook(path: Path) -> None:
              for source in CELLS]
     path.write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5, "metadata": {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}))
-
-
-def _kill_group(process: subprocess.Popen[Any] | None, grace: float = 10.0) -> None:
-    """SIGTERM the process's group, then SIGKILL what is left after ``grace`` seconds."""
-    if process is None:
-        return
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(wait)
-            return
 
 
 @contextlib.contextmanager
@@ -104,30 +92,8 @@ def jupyterlab(root: Path) -> Iterator[str]:
             urllib.request.urlopen(request, timeout=5).close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             lab.wait(10)
-        _kill_group(lab)
+        kill_group(lab)
         log.close()
-
-
-@contextlib.contextmanager
-def chromium(log: Path) -> Iterator[Any]:
-    """Headless Chromium driven by Debian's chromedriver (selenium)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "chromium"
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    service = Service(shutil.which("chromedriver"), log_output=str(log), popen_kw={"start_new_session": True})
-    driver = None
-    try:
-        driver = webdriver.Chrome(options=options, service=service)
-        yield driver
-    finally:
-        if driver is not None:
-            with contextlib.suppress(Exception):
-                driver.quit()
-        _kill_group(service.process, grace=5.0)
 
 
 def _wait_for(driver: Any, script: str, timeout: float, what: str) -> Any:
@@ -152,9 +118,7 @@ def _is_busy(png: Path) -> tuple[int, float]:
 
 @pytest.mark.slow
 def test_widgets_render_in_jupyterlab(tmp_path: Path) -> None:
-    if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
-        pytest.skip("no headless browser: chromium and chromedriver are missing (scripts/install_browser.sh)")
-    pytest.importorskip("selenium", reason="selenium is not installed (the dev extra)")
+    require_browser()
     pytest.importorskip("jupyterlab", reason="jupyterlab is not installed (the notebooks extra)")
     pytest.importorskip("PIL", reason="pillow is not installed (the dev extra)")
     _notebook(tmp_path / "widgets.ipynb")
@@ -175,6 +139,17 @@ def test_widgets_render_in_jupyterlab(tmp_path: Path) -> None:
         errors = driver.execute_script("return [...document.querySelectorAll('.jp-OutputArea-output')]"
                                        ".map(e => e.innerText).filter(t => t.includes('Traceback'))")
         assert not errors, errors
+        # A chart renders through JupyterLab's own Vega (no network): the Vega-Lite output, not the fallback SVG.
+        _wait_for(driver, "return document.querySelector('.jp-RenderedVegaCommon5 canvas, "
+                          ".jp-RenderedVegaCommon5 svg')", 30, "the chart to render with JupyterLab's Vega")
+        # A click on a feed of the explorer's drawing makes it the root.
+        title = "document.querySelector('.ssblab-graph-explorer svg .title').textContent"
+        before = driver.execute_script(f"return {title}")
+        node = driver.find_element("css selector", ".ssblab-graph-explorer svg g.node:not(:first-of-type)")
+        feed = node.get_attribute("data-feed")
+        driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", node)
+        _wait_for(driver, f"return {title} !== {before!r}", 30, "the clicked feed to become the root")
+        assert feed[:7] in driver.execute_script(f"return {title}")
         for name in WIDGETS:
             element = driver.find_element("css selector", f".{name}")
             driver.execute_script("arguments[0].scrollIntoView()", element)

@@ -32,3 +32,11 @@ def test_real_figures_render_offline() -> None:
              "data": {"values": [{"a": 1}]}, "mark": "bar", "encoding": {"x": {"field": "a", "type": "quantitative"}}}
     page = render(Report("R", "", [Section("S", figures={"f": chart})]))
     assert "<svg" in page and "</svg></figure>" in page
+
+
+def test_provenance_is_stated_and_the_footer_is_plain_text() -> None:
+    report = Report("R", "sub", [], footer="Made by ssblab demo.",
+                    provenance=[("seed", "2026"), ("ssblab", "0.1.0"), ("made", "2026-01-02 03:04 UTC")])
+    page = render(report, svg=_svg)
+    assert '<dl class="facts provenance"><dt>seed</dt><dd>2026</dd>' in page and "<dd>0.1.0</dd>" in page
+    assert "`" not in page

@@ -58,3 +58,34 @@ def test_save_writes_png_svg_html_offline(tmp_path) -> None:
     assert "<svg" in paths[1].read_text()[:200]
     html = paths[2].read_text()
     assert "vega" in html and "cdn.jsdelivr" not in html  # the libraries are embedded
+
+
+def test_degree_chart_leaves_out_zero_and_labels_powers() -> None:
+    frame = pd.DataFrame({"degree": [0, 1, 2, 3, 7, 40], "direction": ["in"] * 6, "feeds": [4, 9, 5, 3, 2, 1]})
+    chart = degree_distribution(frame)
+    assert [r["degree"] for r in chart["data"]["values"]] == [1, 2, 3, 7, 40]
+    assert "4 with none left out" in chart["title"]["subtitle"]
+    assert chart["encoding"]["x"]["axis"]["values"] == [1, 2, 5, 10, 20]
+    assert chart["encoding"]["y"]["axis"]["values"] == [1, 2, 5]
+
+
+def test_a_chart_output_carries_the_spec_and_a_static_svg() -> None:
+    import altair as alt
+
+    from ssblab.viz import as_altair
+    from ssblab.viz.render import RENDERER, VEGA_LITE_MIMETYPE
+
+    chart = replication_growth(pd.DataFrame({"hops": [0, 1], "feeds": [1, 9]}))
+    saved = alt.renderers.active
+    try:
+        alt.renderers.enable("default")
+        bundle = as_altair(chart)._repr_mimebundle_()
+        bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+        assert alt.renderers.active == RENDERER
+        assert bundle[VEGA_LITE_MIMETYPE]["title"]["text"] == "Replication set by hops"
+        assert bundle["image/svg+xml"].lstrip().startswith("<svg") and "text/html" not in bundle
+        alt.renderers.enable("json")  # a renderer the user chose stays
+        as_altair(chart)
+        assert alt.renderers.active == "json"
+    finally:
+        alt.renderers.enable(saved)

@@ -15,8 +15,8 @@ from ssblab.archive.folder import blob_ref, write_archives
 from ssblab.core.message import Message
 from ssblab.generate import generate_network
 from ssblab.store.blobs import BlobStore
+from ssblab.widgets import WidgetError
 from ssblab.widgets.archive_inspector import CSS_CLASS, FRAMING, ArchiveInspector
-from ssblab.widgets.graph_explorer import WidgetError
 
 
 @pytest.fixture(scope="module")

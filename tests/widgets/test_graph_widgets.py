@@ -79,6 +79,35 @@ def test_explorer_state_and_errors() -> None:
     assert "<table>" in explorer.summary_html()
 
 
+def test_explorer_drawing_names_feeds_in_hop_rings_and_a_click_makes_the_root() -> None:
+    import math
+    import re
+    import xml.etree.ElementTree as ET
+
+    explorer = GraphExplorer(GraphSnapshot(SMALL, {"me": "Me", "a": "Alice", "c": "Carol"}), "me", max_hops=2)
+    svg = explorer.svg()
+    tree = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    nodes = {g.get("data-feed"): g for g in tree.iter(f"{ns}g") if g.get("data-feed")}
+    assert set(nodes) == set(explorer.snapshot.feeds)
+    tips = {feed: g.find(f"{ns}title").text for feed, g in nodes.items()}
+    assert tips["a"].startswith("Alice (a…)\nhops 1, replicated") and "hops —" in tips["u"]
+    labels = {t.text for t in tree.iter(f"{ns}text") if t.get("class") == "label"}
+    assert labels == {"Me", "Alice", "b…"}  # the root and its ring 1 are named; the rest by tooltip
+    rings = [float(c.get("r")) for c in tree.iter(f"{ns}circle") if c.get("fill") == "none"]
+    assert len(rings) == 3 and rings == sorted(rings)  # 1 hop, 2 hops, not replicated
+    centre = next(c for c in nodes["me"].iter(f"{ns}circle"))
+    cx, cy = float(centre.get("cx")), float(centre.get("cy"))
+    for feed, ring in (("a", 1), ("c", 2), ("e", 3), ("x", 3)):  # e is 3 hops out, x blocked: the outer ring
+        circle = next(nodes[feed].iter(f"{ns}circle"))
+        assert math.hypot(float(circle.get("cx")) - cx, float(circle.get("cy")) - cy) == pytest.approx(
+            rings[ring - 1], abs=0.2)
+    assert explorer.click("c").root == "c" and "Replication set of Carol" in explorer.svg()
+    with pytest.raises(WidgetError, match="not a feed of this graph"):
+        explorer.click("nobody")
+    assert not re.search(r"<script", svg)
+
+
 def test_explorer_answers_as_follow_network(spark: SparkSession, messages: list, network: FollowNetwork) -> None:
     snap = GraphSnapshot.from_network(network)
     assert dict(snap.edges) == dict(GraphSnapshot.from_messages(messages).edges)

@@ -18,3 +18,24 @@ def test_import_is_light() -> None:
              " & set(sys.modules); print(sorted(heavy))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_no_module_of_the_package_imports_another_in_a_circle() -> None:
+    """Each view sits next to its model and shared things live in the leaf ``common``: the imports form no cycle."""
+    import ast
+    from pathlib import Path
+
+    package = Path(ssblab.widgets.__file__).parent
+    graph = {}
+    for path in package.glob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ssblab.widgets."):
+                names.add(node.module.removeprefix("ssblab.widgets."))
+        graph[path.stem] = names
+    assert graph["common"] == set()
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph.get(start, ()))
+
+    assert [module for module in graph if reaches(module, module, set())] == []

@@ -147,7 +147,7 @@ def test_the_widget_follows_its_controls() -> None:
     edges, messages = edge_rows()
     viewer = ThreadViewer.from_rows(edges, messages)
     box = viewer.widget()
-    pick, order, message, info, body = box.children
+    pick, order, message, _pager, info, body = box.children
     assert "4 messages" in body.value
     order.value = "claimed"
     assert viewer.order == "claimed" and "Order: claimed" in body.value
@@ -155,3 +155,29 @@ def test_the_widget_follows_its_controls() -> None:
     assert viewer.selected == "%m" and "%m" in info.value
     pick.value = "%s"
     assert viewer.root == "%s" and "2 messages" in body.value and info.value == ""
+
+
+def test_a_long_thread_pages_instead_of_shipping_it_whole() -> None:
+    tangle = random_thread(random.Random(7), 300)
+    viewer = ThreadViewer([tangle], texts={m: "a reply " * 20 for m in tangle.timestamps})
+    assert viewer.page_count == 6 and viewer.page == 0
+    first = viewer.html()
+    assert len(first.encode()) < 120_000, len(first)  # the whole thread used to be about 1 MB
+    assert first.count('border-left:3px') == 50 and "Page 1 of 6 (messages 1-50)" in first
+    last = viewer.rows()[-1].id
+    viewer.select(last)
+    assert viewer.page == 5 and last in viewer.html() and "Page 6 of 6 (messages 251-300)" in viewer.html()
+    viewer.go(2)
+    assert viewer.rows()[100].id in viewer.html() and viewer.rows()[99].id not in viewer.html()
+    with pytest.raises(ViewerError, match="no page 6 \\(the thread has 6\\)"):
+        viewer.go(6)
+    with pytest.raises(ViewerError, match="page_size must be at least 1"):
+        ThreadViewer([tangle], page_size=0)
+
+
+def test_widget_errors_are_ssb_errors_with_stable_codes() -> None:
+    from ssblab.core.errors import SsbError
+    from ssblab.widgets import WidgetError
+
+    assert issubclass(ViewerError, WidgetError) and issubclass(WidgetError, SsbError)
+    assert (WidgetError.code, ViewerError.code) == ("widget", "thread-viewer")
