@@ -20,10 +20,12 @@ __all__ = [
     "degree_distribution",
     "dissemination_curve",
     "follow_network",
+    "log_ticks",
     "message_types_over_time",
     "ranking",
     "replication_growth",
     "series_lines",
+    "side_by_side",
     "size_comparison",
     "spec",
 ]

@@ -11,7 +11,8 @@ import pytest
 
 from ssblab.dataset import open_dataset
 from ssblab.generate import generate_network
-from ssblab.report.analyses import short, tangles_section
+from ssblab.graph.labels import short_id
+from ssblab.report.analyses import tangles_section
 from ssblab.tangles.thread import heads, lamport_depths, tangle_from_edges
 from tests.tangles.tables import message_rows, write_dataset
 
@@ -40,7 +41,10 @@ def test_the_section_counts_what_the_threads_hold(dataset: tuple[Path, dict[str,
     assert facts["links to messages not in the dataset"] == sum(parent == dropped for _, _, parent in links) > 0
     deepest = sorted(((max(lamport_depths(t).values()), len(t.timestamps), root) for root, t in threads.items()),
                      key=lambda d: (-d[0], -d[1], d[2]))[:5]
-    assert section.tables[0].rows == [(short(root), size, depth) for depth, size, root in deepest]
+    authors = {r["id"]: r["author"] for r in data["rows"]["messages"]}
+    assert section.tables[0].rows == [(short_id(authors[root]) if root in authors else "(not in the dataset)",
+                                       short_id(root), size, depth) for depth, size, root in deepest]
+    assert any(row[0] == "(not in the dataset)" for row in section.tables[0].rows)
 
 
 @pytest.mark.slow  # the thread depths on Spark: a round of joins per level
