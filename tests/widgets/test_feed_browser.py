@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ssblab.core.validate import validate_feed
+from ssblab.dataset import open_dataset
 from ssblab.generate import GeneratedNetwork, NetworkSpec, write_jsonl
-from ssblab.graph import FollowNetwork
 from ssblab.widgets import FeedBrowser, GraphSnapshot, WidgetError
 from ssblab.widgets.scenarios import clique_attack
 
@@ -74,11 +74,11 @@ def test_clique_attack_found_and_browsed_from_the_dataset(spark: SparkSession, t
     assert all(m.timestamp >= attack.start for m in attack.messages)
     write_jsonl(log, tmp_path / "log.jsonl")
     export_parquet(spark, tmp_path / "log.jsonl", tmp_path / "data", progress=False)
-    net = FollowNetwork.from_path(spark, tmp_path / "data")
+    net = open_dataset(tmp_path / "data").graph()
     found = net.resource_attack_cliques(victim, since=attack.start)
     assert [c.feeds for c in found] == [tuple(sorted(attack.members))]
     assert found[0].density == 1.0 and found[0].messages == 4 * (1 + 3 + 5)
-    spark_side, local = FeedBrowser.from_table(net.messages), FeedBrowser.from_messages(log)
+    spark_side, local = FeedBrowser.from_dataset(tmp_path / "data"), FeedBrowser.from_messages(log)
     assert spark_side.feeds() == local.feeds()
     columns = ["id", "sequence", "type", "valid"]
     assert spark_side.messages[columns].equals(local.messages[columns])

@@ -13,7 +13,7 @@ from ssblab.graph import FollowNetwork, hops_table
 from ssblab.widgets import GraphExplorer, GraphSnapshot, ModerationPanel, WidgetError, hop_counts, radial_layout
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    pass
 
 F, B, U = FOLLOW, BLOCK, UNFOLLOW
 SMALL = {("me", "a"): F, ("me", "b"): F, ("a", "c"): F, ("b", "c"): F, ("a", "d"): F, ("d", "e"): F,
@@ -25,9 +25,11 @@ def messages() -> list:
     return list(generate_network(authors=14, messages=500, seed=11))
 
 
-@pytest.fixture(scope="module")
-def network(spark: SparkSession, messages: list) -> FollowNetwork:
-    return FollowNetwork.from_messages(spark, messages)
+@pytest.fixture(scope="module", params=["local", pytest.param("spark", marks=pytest.mark.spark)])
+def network(request: pytest.FixtureRequest, messages: list) -> FollowNetwork:
+    """The same messages on each engine: the widgets must answer as either does."""
+    spark = request.getfixturevalue("spark") if request.param == "spark" else None
+    return FollowNetwork.from_messages(messages, engine=request.param, spark=spark)
 
 
 def test_snapshot_reads_contacts_as_ssb_friends_and_names_from_abouts(messages: list) -> None:
@@ -108,13 +110,13 @@ def test_explorer_drawing_names_feeds_in_hop_rings_and_a_click_makes_the_root() 
     assert not re.search(r"<script", svg)
 
 
-def test_explorer_answers_as_follow_network(spark: SparkSession, messages: list, network: FollowNetwork) -> None:
+def test_explorer_answers_as_follow_network(messages: list, network: FollowNetwork) -> None:
     snap = GraphSnapshot.from_network(network)
     assert dict(snap.edges) == dict(GraphSnapshot.from_messages(messages).edges)
     explorer = GraphExplorer(snap)
     roots = explorer.roots()[:3]
     for max_hops in (1, 2):
-        expected = hops_table(network.edges, roots, max_hops)  # one Spark traversal for all the roots
+        expected = hops_table(network.packed, roots, max_hops)  # one traversal for all the roots
         for root in roots:
             explorer.set_root(root).set_max_hops(max_hops)
             assert explorer.hops == expected[root]
