@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ssblab.cli.graph import engine_arguments, engine_of
+from ssblab.cli.options import engine_arguments, engine_of
 from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
 

@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ssblab.cli.options import engine_arguments, engine_of
 from ssblab.core.errors import InvalidRef
 from ssblab.friends import DEFAULT_SERVER_MAX, is_feed
 
-__all__ = ["engine_arguments", "engine_of", "register"]
+__all__ = ["register"]
 
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,24 +52,6 @@ def _data_argument(parser: argparse.ArgumentParser) -> None:
                         help="a Parquet dataset, or a store, JSONL file, log.offset or archive (verified on the way "
                         "in)")
     engine_arguments(parser)
-
-
-def engine_arguments(parser: argparse.ArgumentParser, default: str = "local") -> None:
-    """``--engine`` and ``--master``, for every verb that analyses or exports data."""
-    other = "spark" if default == "local" else "local"
-    what = {"local": "local: DuckDB, Arrow and scipy in this process, no Java", "spark": "spark: Spark and GraphFrames"}
-    parser.add_argument("--engine", choices=["local", "spark"], default=None,
-                        help=f"{what[default]} (the default); {what[other]}. Both give the same output.")
-    parser.add_argument("--master", help="a Spark master URL (spark://HOST:7077); implies --engine spark")
-    parser.set_defaults(default_engine=default)
-
-
-def engine_of(args: argparse.Namespace) -> Any:
-    """The engine the arguments ask for (`ssblab.pipeline.engines.resolve_engine`)."""
-    from ssblab.pipeline.engines import resolve_engine
-
-    default = None if args.master else args.default_engine
-    return resolve_engine(args.engine or default, master=args.master)
 
 
 def _feed(value: str, option: str) -> str:

@@ -12,7 +12,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ssblab.cli.graph import engine_arguments, engine_of
+from ssblab.cli.options import engine_arguments, engine_of
 from ssblab.core.errors import InvalidRef
 from ssblab.core.refs import is_message_id
 from ssblab.tangles.thread import causal_sort, check_tangle, heads, lamport_depths

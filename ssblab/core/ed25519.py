@@ -4,10 +4,11 @@ libsodium decides (the same accept/reject decisions as JS sodium-native, which a
 not guarantee), and it is the copy PyNaCl installs. Two routes reach it:
 
 - The compiled `_speedups.verify_signature` calls ``crypto_sign_verify_detached`` by address, with no Python call
-  per message. The address comes from the shared library that PyNaCl's distribution installs and that exports
-  libsodium's symbols, found through ``importlib.metadata.files`` and opened with ``ctypes`` (both stdlib): no
-  private module is imported and no undeclared package is needed (this module used to import PyNaCl's private
-  ``nacl._sodium`` and cffi for the same address).
+  per message. The address comes from the shared library that PyNaCl's package installs and that exports
+  libsodium's symbols, found in the package's folder and opened with ``ctypes`` (stdlib): no private module is
+  imported and no undeclared package is needed (this module used to import PyNaCl's private ``nacl._sodium`` and
+  cffi for the same address). The folder is searched rather than the distribution's file list
+  (``importlib.metadata``), which costs tens of milliseconds at start-up.
 - Everything else (no extension, an HMAC key, archives) calls ``nacl.bindings.crypto_sign_open``, the one
   signature check PyNaCl's public bindings offer, over the signature followed by the message.
 
@@ -22,8 +23,9 @@ from __future__ import annotations
 
 import ctypes
 from functools import cache
-from importlib.metadata import PackageNotFoundError, files
+from pathlib import Path
 
+import nacl
 from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
 
@@ -36,16 +38,12 @@ _LIBRARY_SUFFIXES = (".so", ".pyd", ".dylib")
 @cache
 def verify_address() -> int:
     """The address of libsodium's ``crypto_sign_verify_detached`` in the library PyNaCl installs, for the compiled
-    check; 0 when no file of PyNaCl's distribution exports it."""
-    try:
-        shipped = files("PyNaCl") or []
-    except PackageNotFoundError:
-        return 0
-    for path in shipped:
+    check; 0 when no library in PyNaCl's package folder exports it."""
+    for path in sorted(Path(nacl.__file__).parent.iterdir()):
         if path.suffix not in _LIBRARY_SUFFIXES:
             continue
         try:
-            function = getattr(ctypes.CDLL(str(path.locate())), _SYMBOL)
+            function = getattr(ctypes.CDLL(str(path)), _SYMBOL)
         except (OSError, AttributeError):
             continue
         return ctypes.cast(function, ctypes.c_void_p).value or 0

@@ -14,9 +14,8 @@ Invariants: the tables equal the Spark engine's row for row (tests/pipeline/test
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ssblab.core.schema import TABLES, arrow_schema, arrow_timestamps
 from ssblab.pipeline import tables as catalog
@@ -26,6 +25,9 @@ from ssblab.pipeline.sources import plan_splits
 from ssblab.pipeline.splits import Split, arrow_batch
 from ssblab.pipeline.splits import arrow_schema as ddl_schema
 from ssblab.pipeline.verdicts import verdict_rows, verdicts_ddl
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["build_tables", "facts_table", "messages_table", "sorted_table", "verdicts_table"]
 

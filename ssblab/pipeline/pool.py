@@ -8,17 +8,17 @@ can deadlock).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ssblab.pipeline.sources import plan_splits, resolve_source
 from ssblab.pipeline.splits import SPLIT_BYTES, Split
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["cores", "is_parallel", "local_splits", "pool_map", "worker_pool"]
 
@@ -59,6 +59,11 @@ def worker_pool(workers: int) -> Iterator[Executor | None]:
     if workers <= 1:
         yield None
         return
+    # Imported here: a small source never forks, and `ssblab verify` of one message must start fast.
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "forkserver"
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:

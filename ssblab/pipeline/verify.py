@@ -15,7 +15,6 @@ any input (tests/pipeline/test_verify.py); for a store, the fork evidence it hol
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +42,8 @@ from ssblab.pipeline.verdicts import (
 )
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["fork_evidence", "verify", "verify_local", "verify_path", "verify_spark"]

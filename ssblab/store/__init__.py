@@ -1,28 +1,34 @@
 """The durable local replica (SQLite WAL + a blob folder), what it takes in (`Received`), and ssb-db2's log
-layout (`ssblab.store.db2`), which the pipeline's sources read like the other formats."""
+layout (`ssblab.store.db2`), which the pipeline's sources read like the other formats.
 
-from ssblab.store.blobs import BlobStore
-from ssblab.store.db import StoreError, is_store
-from ssblab.store.db2 import is_db2, read_db2
-from ssblab.store.export import TamperedRow, export_jsonl
-from ssblab.store.guard import OutputError, check_output
-from ssblab.store.received import Received
-from ssblab.store.sources import parse_record, write_log_offset
-from ssblab.store.store import Store, StoreStats
+Names resolve on first use (a module ``__getattr__`` over `_HOME`, the pipeline's idiom): a verb that reads one
+module of the package does not load the others at start-up.
+"""
 
-__all__ = [
-    "BlobStore",
-    "OutputError",
-    "Received",
-    "Store",
-    "StoreError",
-    "StoreStats",
-    "TamperedRow",
-    "check_output",
-    "export_jsonl",
-    "is_db2",
-    "is_store",
-    "parse_record",
-    "read_db2",
-    "write_log_offset",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOME = {
+    "BlobStore": "blobs",
+    **dict.fromkeys(["StoreError", "is_store"], "db"),
+    **dict.fromkeys(["is_db2", "read_db2"], "db2"),
+    **dict.fromkeys(["TamperedRow", "export_jsonl"], "export"),
+    **dict.fromkeys(["OutputError", "check_output"], "guard"),
+    "Received": "received",
+    **dict.fromkeys(["parse_record", "write_log_offset"], "sources"),
+    **dict.fromkeys(["Store", "StoreStats"], "store"),
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])

@@ -1,0 +1,26 @@
+"""Options several verbs share, in a module light enough for any verb to import at start-up."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["engine_arguments", "engine_of"]
+
+
+def engine_arguments(parser: argparse.ArgumentParser, default: str = "local") -> None:
+    """``--engine`` and ``--master``, for every verb that analyses or exports data."""
+    other = "spark" if default == "local" else "local"
+    what = {"local": "local: DuckDB, Arrow and scipy in this process, no Java", "spark": "spark: Spark and GraphFrames"}
+    parser.add_argument("--engine", choices=["local", "spark"], default=None,
+                        help=f"{what[default]} (the default); {what[other]}. Both give the same output.")
+    parser.add_argument("--master", help="a Spark master URL (spark://HOST:7077); implies --engine spark")
+    parser.set_defaults(default_engine=default)
+
+
+def engine_of(args: argparse.Namespace) -> Any:
+    """The engine the arguments ask for (`ssblab.pipeline.engines.resolve_engine`)."""
+    from ssblab.pipeline.engines import resolve_engine
+
+    default = None if args.master else args.default_engine
+    return resolve_engine(args.engine or default, master=args.master)
