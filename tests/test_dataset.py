@@ -74,7 +74,7 @@ def test_bad_inputs_are_named(sources: dict[str, Path], tmp_path: Path) -> None:
     ds = open_dataset(sources["parquet"])
     with pytest.raises(DatasetError, match="no table 'friends'"):
         ds.table("friends")
-    with pytest.raises(DatasetError, match="query failed: .*nope"):
+    with pytest.raises(DatasetError, match=r"query failed: .*nope"):
         ds.sql("SELECT nope FROM messages")
     broken = tmp_path / "broken"
     shutil.copytree(sources["parquet"], broken)

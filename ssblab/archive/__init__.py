@@ -4,8 +4,8 @@ The format is specified in docs/archive-format.md. Layers: `svb`, `dense` and `t
 and writes the FlatBuffers (generated code in `fb`); `dictionaries` chains the shared dictionaries; `block`
 encodes and decodes one MessageBlock; `bundle` archives whole feeds; `verify` checks an announced archive both
 ways; `rebuild` and `pieces` rebuild whole columns of a block at once, and `arrow` decodes into the pipeline's
-``messages`` table. They need the ``archive`` extra (numpy, flatbuffers, pyarrow). These are pure: no clock, no
-randomness, no I/O. `folder` reads and writes archives on disk
+``messages`` table (numpy, flatbuffers and pyarrow, loaded with the module that needs them). These are pure: no
+clock, no randomness, no I/O. `folder` reads and writes archives on disk
 (``archive*.json`` and a blob folder) and `sizes` measures a dataset in each format.
 
 `_speedups` (built by setup.py from ssblab/archive/_c when a C compiler is there) holds the hot loops of both
@@ -14,8 +14,7 @@ directions; each module that uses it keeps its pure-Python route, which gives th
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ssblab.core.lazy import lazy_names
 
 __all__ = [
     "ARCHIVE_TYPE",
@@ -73,13 +72,4 @@ _HOME = {
     "verify_fetched": "verify",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        module = importlib.import_module(f"{__name__}.{_HOME[name]}")
-    except ModuleNotFoundError as exc:
-        raise ImportError(f"ssblab.archive.{name} needs the 'archive' extra (pip install 'ssblab[archive]'): "
-                          f"{exc.name} is missing") from exc
-    return getattr(module, name)
+__getattr__, __dir__ = lazy_names(__name__, _HOME)

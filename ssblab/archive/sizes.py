@@ -2,7 +2,7 @@
 
 This is how docs/archive-format.md §12 compares them (the figures there come from ``bench/archive.py`` at scale);
 notebooks call `format_sizes` on their own data. It reads files and compresses in memory, so it is an I/O helper
-beside the pure archive modules; pyarrow (the archive extra) does the zstd.
+beside the pure archive modules; pyarrow does the zstd.
 """
 
 from __future__ import annotations

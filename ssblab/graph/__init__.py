@@ -9,8 +9,7 @@ importing this package loads neither numpy nor pyspark.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ssblab.core.lazy import lazy_names
 
 _HOME = {
     **dict.fromkeys(["DatasetError", "GraphError"], "errors"),
@@ -22,12 +21,4 @@ _HOME = {
 
 __all__ = sorted(_HOME)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_names(__name__, _HOME)

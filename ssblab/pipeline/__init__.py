@@ -9,8 +9,7 @@ so ``python -m ssblab.pipeline.graphframes_jar`` runs that module once, as ``__m
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ssblab.core.lazy import lazy_names
 
 _HOME = {
     **dict.fromkeys(["Engine", "EngineError", "LocalEngine", "SparkEngine", "resolve_engine"], "engines"),
@@ -25,12 +24,4 @@ _HOME = {
 
 __all__ = sorted(_HOME)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_names(__name__, _HOME)

@@ -8,8 +8,7 @@ paths (`local`, `spark`). Names resolve on first use, so importing the package l
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ssblab.core.lazy import lazy_names
 
 __all__ = [
     "CausalError",
@@ -42,8 +41,4 @@ _HOME = {
     "message_dag": "synthetic",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+__getattr__, __dir__ = lazy_names(__name__, _HOME)

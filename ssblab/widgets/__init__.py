@@ -11,8 +11,7 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ssblab.core.lazy import lazy_names
 
 # name -> the submodule that defines it. Each widget's module adds its public names here.
 _HOME = {
@@ -34,14 +33,4 @@ _HOME = {
 
 __all__ = sorted(_HOME)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'ssblab.widgets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"ssblab.widgets.{_HOME[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_names(__name__, _HOME)

@@ -8,8 +8,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-pytest.importorskip("flatbuffers", reason="archives need the archive extra: pip install 'ssblab[archive]'")
-
 from ssblab.archive.bundle import MAX_BUNDLE_BLOCKS, Archive, build_archives
 from ssblab.archive.folder import blob_ref, write_archives
 from ssblab.core.message import Message
