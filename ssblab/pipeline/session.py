@@ -112,6 +112,25 @@ def _engine_conf(master: str, cores: int, tmp_dir: Path) -> dict[str, str]:
     return conf
 
 
+@contextlib.contextmanager
+def _workers_run_this_python() -> Iterator[None]:
+    """Make the SparkContext about to start give its Python workers this interpreter, which has pyarrow and
+    pandas (Spark would otherwise start ``python3`` from PATH, and mapInPandas fails with "No module named
+    pyarrow"); a ``$PYSPARK_PYTHON`` the user set wins.
+
+    PySpark reads the variable once, as the context starts; it is restored afterwards so that processes this one
+    starts later (another Python, a notebook kernel) do not inherit this interpreter as theirs.
+    """
+    if os.environ.get("PYSPARK_PYTHON"):
+        yield
+        return
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    try:
+        yield
+    finally:
+        os.environ.pop("PYSPARK_PYTHON", None)
+
+
 def _graphframes_conf(jar: Path | None, use_packages: bool) -> dict[str, str]:
     """How the GraphFrames JVM classes and Python wrapper reach the driver and executors."""
     if jar is not None:
@@ -119,7 +138,8 @@ def _graphframes_conf(jar: Path | None, use_packages: bool) -> dict[str, str]:
             # The JVM side: Spark puts spark.jars on the driver classpath and ships it to executors.
             "spark.jars": str(jar),
             # The Python side: the JAR also holds the matching `graphframes` package; pyFiles puts it on the
-            # driver's and the Python workers' sys.path.
+            # driver's sys.path (the SparkContext inserts it ahead of site-packages, so it wins over any
+            # pip-installed `graphframes`) and the Python workers'.
             "spark.submit.pyFiles": str(jar),
         }
     if use_packages:
@@ -186,6 +206,9 @@ appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
 # Hadoop's native libraries are optional; the warning about their absence is noise.
 logger.native.name = org.apache.hadoop.util.NativeCodeLoader
 logger.native.level = error
+# "Your hostname resolves to a loopback address": local sessions bind the driver to loopback on purpose.
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
 """
 
 
@@ -267,17 +290,8 @@ def spark_session(
     conf = session_conf(resolved, cores=cores, tmp_dir=tmp_dir, jar=jar, for_tests=for_tests,
                         log_config=_write_log_config(tmp_dir, level.lower()))
     conf.update(extra_conf or {})
-    # Python workers must run this interpreter, which has pyarrow/pandas; otherwise Spark starts `python3`
-    # from PATH and mapInPandas fails with "No module named pyarrow". A value set by the user wins.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if _is_loopback(resolved):
-        # Without it Spark warns that the hostname resolves to loopback and picks another interface's address.
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    if jar is not None and str(jar) not in sys.path:
-        # Import the wrapper that matches the JVM side, ahead of any pip-installed `graphframes`.
-        sys.path.insert(0, str(jar))
-    spark = _start_with_fallback(resolved, app_name, conf)
+    with _workers_run_this_python():
+        spark = _start_with_fallback(resolved, app_name, conf)
     spark.sparkContext.setLogLevel(level)
     # connectedComponents refuses to run without a checkpoint directory.
     spark.sparkContext.setCheckpointDir(checkpoint_dir or str(tmp_dir / "checkpoints"))

@@ -134,7 +134,13 @@ async def _rounds(run: _Run, on_wants: Callable[[list[Want]], None] | None) -> N
     """Every round of the run; the result's feeds, unserved list and route counts are kept up to date, so a run
     cut short still reports what it did."""
     done: set[str] = set()
-    while (wants := _next_wants(run, done)) and not run.conn.closed.is_set():
+    while wants := _next_wants(run, done):
+        if run.conn.closed.is_set():  # the peer hung up before these were asked for (a full server, say)
+            run.result.errors += [ReplicationError(f"{w.feed} from {run.conn.remote_id}: connection closed",
+                                                   feed=w.feed, code="connection-closed")
+                                  for w in wants if w.feed not in done]
+            run.result.unserved = sorted({*run.result.unserved, *(w.feed for w in wants)})
+            return
         if on_wants:
             on_wants(wants)
         new = [w.feed for w in wants if w.feed not in done]
