@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from ssblab.core import bendybutt, bipf, buttwoo
 from ssblab.core.encoding import encode_compact
-from ssblab.core.errors import InvalidMessage, Rule
+from ssblab.core.errors import InvalidJson, InvalidMessage, Rule
 from ssblab.core.message import Message
 from ssblab.core.native import NativeMessage
 from ssblab.store.received import Received
@@ -132,7 +132,10 @@ def _record(data: bytes, offset: int, where: str, json: bool) -> Db2Record:
                  and author.startswith(prefix)), None)
     if kind is None and isinstance(author, str) and author.startswith("ssb:feed/"):
         kind = author[:author.index("/", 9) + 1] if "/" in author[9:] else author
-    raw = encode_compact(value) if json and kind is None else None
+    try:
+        raw = encode_compact(value) if json and kind is None else None
+    except InvalidJson as exc:  # BIPF can hold what JSON cannot (a buffer, say): no signed message holds it
+        return Db2Record(offset, where, error=f"log.bipf record at offset {offset} holds a value JSON cannot: {exc}")
     return Db2Record(offset, where, value, record["key"], received, kind or "classic", raw=raw)
 
 
