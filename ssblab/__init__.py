@@ -8,31 +8,19 @@ layers are subpackages imported by name: `ssblab.store`, `ssblab.net`, `ssblab.g
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from ssblab import core
 from ssblab.core import *  # noqa: F403  (the core's public names are the top-level API, listed once there)
+from ssblab.core.lazy import lazy_names
 
 __version__ = "0.1.0"
 
-# The data tools' entry points: name -> the module that defines it (imported on first use).
+# The data tools' entry points: name -> the submodule that defines it (imported on first use).
 _HOME = {
-    "Dataset": "ssblab.dataset",
-    "DatasetError": "ssblab.dataset",
-    "open_dataset": "ssblab.dataset",
-    "export_dataset": "ssblab.pipeline.export",
-    "verify": "ssblab.pipeline.verify",
+    **dict.fromkeys(["Dataset", "DatasetError", "open_dataset"], "dataset"),
+    "export_dataset": "pipeline.export",
+    "verify": "pipeline.verify",
 }
 
 __all__ = [*core.__all__, *_HOME, "__version__"]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'ssblab' has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOME[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_names(__name__, _HOME)
