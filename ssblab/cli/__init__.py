@@ -22,9 +22,9 @@ __all__ = ["VERBS", "build_parser", "main"]
 VERBS: dict[str, tuple[str, str]] = {
     "keys": ("keys", "create or show an identity (ssb-keys secret file)"),
     "generate": ("data", "generate a realistic, signed SSB network as JSONL (seeded)"),
-    "import": ("data", "validate messages from a JSONL file, log.offset, ssb-fixtures folder or archive into a store"),
+    "import": ("data", "validate messages from JSONL, a log.offset, ssb-db2 or an archive into a store"),
     "export": ("data", "write a store's messages out as JSONL, or any source as a Parquet dataset"),
-    "verify": ("data", "verify every message of a JSONL file, log.offset, store or archive"),
+    "verify": ("data", "verify every message of JSONL, a log.offset, ssb-db2, a store or an archive"),
     "demo": ("demo", "run the main job on the embedded default data"),
     "serve": ("peer", "serve a store to SSB peers (history, EBT, blobs, ping)"),
     "replicate": ("peer", "pull feeds (and blobs) from a remote peer into a store"),

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ssblab.cli.options import engine_arguments, engine_of
+from ssblab.cli.options import SOURCES, engine_arguments, engine_of
 from ssblab.cli.progress import progress, ticking
 from ssblab.core.validate import ValidationReport
 
@@ -44,8 +44,8 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     exp = verbs.add_parser("export", help="write a store's messages out")
     exp.add_argument("--store", type=Path, required=True,
-                     help="the store folder (for parquet also a JSONL file, log.offset, ssb-fixtures folder, or an "
-                          "archive: archive.json, an 'archive build' folder or a blob folder)")
+                     help=f"the store folder (for parquet any source: {SOURCES}; an archive is archive.json, an "
+                          "'archive build' folder or a blob folder)")
     exp.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl",
                      help="jsonl: the messages; parquet: a verified dataset of tables (docs/datasets.md)")
     engine_arguments(exp, default="spark")
@@ -55,9 +55,9 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     exp.add_argument("--out", type=Path, required=True)
     exp.set_defaults(run=_export)
 
-    ver = verbs.add_parser("verify", help="verify every message of a JSONL file, log.offset, store or archive",
+    ver = verbs.add_parser("verify", help="verify every message of JSONL, a log.offset, ssb-db2, a store or an archive",
                            description="Exit 0 when every message is valid, 1 otherwise.")
-    ver.add_argument("path", type=Path, help="a JSONL file, log.offset, ssb-db2 folder or log.bipf, store or archive")
+    ver.add_argument("path", type=Path, help=SOURCES)
     ver.add_argument("--hmac-key", help="the test network's HMAC key (base64)")
     engine_arguments(ver)
     ver.add_argument("--json", action="store_true",

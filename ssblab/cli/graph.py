@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from ssblab.cli.options import engine_arguments, engine_of
+from ssblab.cli.options import data_arguments, engine_of
 from ssblab.core.errors import InvalidRef
 from ssblab.friends import DEFAULT_SERVER_MAX, is_feed
 
@@ -19,7 +18,7 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     graph = verbs.add_parser("graph", help="the follow graph: ssb-friends hops, statistics")
     sub = graph.add_subparsers(dest="graph_verb", required=True, metavar="hops|stats")
     hops = sub.add_parser("hops", help="print {feed: hops} as ssb-friends 4.4 (ssb-server 16) reports them")
-    _data_argument(hops)
+    data_arguments(hops)
     hops.add_argument("--root", required=True, help="the start feed (@….ed25519)")
     hops.add_argument("--max-hops", type=int, default=DEFAULT_SERVER_MAX,
                       help=f"friends.hops' max (default {DEFAULT_SERVER_MAX}, ssb-server's configured hops)")
@@ -28,7 +27,7 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     hops.add_argument("--json", action="store_true", help="print one JSON object {feed: hops}")
     hops.set_defaults(run=_hops)
     stats = sub.add_parser("stats", help="feeds, follows, degrees, components, top PageRank")
-    _data_argument(stats)
+    data_arguments(stats)
     stats.add_argument("--top", type=int, default=10, help="how many top PageRank feeds (default 10)")
     stats.add_argument("--json", action="store_true")
     stats.set_defaults(run=_stats)
@@ -36,7 +35,7 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     moderation = verbs.add_parser("moderation", help="moderation scenarios over the follow graph")
     msub = moderation.add_subparsers(dest="moderation_verb", required=True, metavar="whatif")
     whatif = msub.add_parser("whatif", help="which feeds leave the root's replication set after new blocks")
-    _data_argument(whatif)
+    data_arguments(whatif)
     whatif.add_argument("--root", required=True)
     whatif.add_argument("--block", nargs="+", default=[], metavar="ID", help="feeds the root would block")
     whatif.add_argument("--block-by", nargs=2, action="append", default=[], metavar=("BLOCKER", "ID"),
@@ -45,13 +44,6 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     whatif.add_argument("--max-hops", type=int, default=DEFAULT_SERVER_MAX)
     whatif.add_argument("--json", action="store_true")
     whatif.set_defaults(run=_whatif)
-
-
-def _data_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", type=Path, required=True,
-                        help="a Parquet dataset, or a store, JSONL file, log.offset or archive (verified on the way "
-                        "in)")
-    engine_arguments(parser)
 
 
 def _feed(value: str, option: str) -> str:

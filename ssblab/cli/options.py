@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-__all__ = ["engine_arguments", "engine_of"]
+__all__ = ["SOURCES", "data_arguments", "engine_arguments", "engine_of"]
+
+# What every verb that reads messages accepts, named once for their help.
+SOURCES = "a JSONL file, log.offset, ssb-fixtures folder, ssb-db2 folder or log.bipf, store or archive"
+
+
+def data_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--data`` (a Parquet dataset, or any source, verified on the way in) and the engine, for the analysis
+    verbs."""
+    parser.add_argument("--data", type=Path, required=True,
+                        help=f"a Parquet dataset, or {SOURCES} (verified on the way in)")
+    engine_arguments(parser)
 
 
 def engine_arguments(parser: argparse.ArgumentParser, default: str = "local") -> None:

@@ -2,7 +2,7 @@
 on Spark (``--engine spark``, or ``--master URL``): the same output either way.
 
 ``SOURCE`` is anything `ssblab.open_dataset` opens: a Parquet dataset (read where it lies, only the columns the
-thread needs), or a store, JSONL file, log.offset or archive (verified on the way in).
+thread needs), or any source `ssblab import` reads (verified on the way in).
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
-from ssblab.cli.options import engine_arguments, engine_of
+from ssblab.cli.options import data_arguments, engine_of
 from ssblab.core.errors import InvalidRef
 from ssblab.core.refs import is_message_id
 from ssblab.tangles.thread import causal_sort, check_tangle, heads, lamport_depths
@@ -22,13 +21,10 @@ __all__ = ["register"]
 
 def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     tangle = verbs.add_parser("tangle", help="print a thread (or another tangle) in causal order")
-    tangle.add_argument("--data", type=Path, required=True,
-                        help="a Parquet dataset, or a store, JSONL file, log.offset or archive (verified on the way "
-                        "in)")
+    data_arguments(tangle)
     tangle.add_argument("--root", required=True, help="the root message id (%%….sha256)")
     tangle.add_argument("--name", default="thread", help="the tangle: thread (root/branch) or a content.tangles key")
     tangle.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
-    engine_arguments(tangle)
     tangle.set_defaults(run=_run)
 
 
