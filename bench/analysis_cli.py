@@ -21,13 +21,14 @@ import json
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-SSBLAB = [sys.executable, "-m", "ssblab"]
+from benchkit import ssblab_command
+
+SSBLAB = [ssblab_command()]
 GOAL = 2.0
 
 

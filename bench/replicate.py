@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchkit import ssblab_command
 from nacl.signing import SigningKey
 
 from ssblab.core.keys import Keypair
@@ -166,7 +167,7 @@ def time_js_ebt(origin: MultiserverAddress, feeds: list[str], expected: int, fol
 
 def time_ssblab_cli(address: MultiserverAddress, feeds_file: Path, target: Path) -> tuple[int, float]:
     """The whole ``ssblab replicate --mode ebt`` process: messages stored and wall seconds."""
-    command = [sys.executable, "-m", "ssblab", "replicate", "--store", str(target), "--remote", str(address),
+    command = [ssblab_command(), "replicate", "--store", str(target), "--remote", str(address),
                "--feeds", str(feeds_file), "--mode", "ebt", "--json"]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, timeout=600, check=False)

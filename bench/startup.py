@@ -74,7 +74,7 @@ def main() -> None:
         sys.exit("node is not on PATH: it is the baseline")
 
     contenders = commands(args.work, args.messages, args.authors)
-    for command in contenders.values():  # once each, untimed: the page cache and .pyc files are warm after it
+    for command in contenders.values():  # once each, untimed: the page cache is warm after it
         run_process(command)
     runs = measure(contenders, args.runs)
     medians = {name: statistics.median(r.seconds for r in found) for name, found in runs.items()}
