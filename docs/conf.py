@@ -33,7 +33,8 @@ extensions = [
 ]
 exclude_patterns = ["_build", "README.md", "**.ipynb_checkpoints", "tutorials/.*"]
 default_role = "py:obj"  # `name` in a docstring links to that object where it can
-suppress_warnings = ["ref.python"]  # ... and a short name that several classes share stays plain text
+suppress_warnings = ["ref.python",  # ... and a short name that several classes share stays plain text
+                     "mystnb.unknown_mime_type"]  # the chart specs dropped below on purpose (their SVG shows)
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
