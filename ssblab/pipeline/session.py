@@ -292,6 +292,9 @@ def spark_session(
     conf.update(extra_conf or {})
     with _workers_run_this_python():
         spark = _start_with_fallback(resolved, app_name, conf)
+    # Stop the session before the scratch folder goes (exit handlers run last-registered first): otherwise the
+    # JVM's own shutdown finds its block-manager folder half removed and prints "Failed to delete" traces.
+    atexit.register(spark.stop)
     spark.sparkContext.setLogLevel(level)
     # connectedComponents refuses to run without a checkpoint directory.
     spark.sparkContext.setCheckpointDir(checkpoint_dir or str(tmp_dir / "checkpoints"))
