@@ -20,6 +20,7 @@ from typing import Any
 from ssblab import __version__
 from ssblab.cli.extras import require
 from ssblab.cli.progress import progress, ticking
+from ssblab.core.schema import TABLES
 from ssblab.datasets import network_spec, spec_path
 from ssblab.pipeline.sources import read_source
 from ssblab.store import Store
@@ -77,8 +78,7 @@ def run(args: argparse.Namespace) -> int:
     report_path = _write_report(report, out)
     print(f"\nverified on Spark: {valid}/{loaded.valid} valid; done in {time.perf_counter() - started:.0f} s")
     print(f"  data     {jsonl} (JSONL), {origin_dir} (origin peer), {store_dir} (replica)")
-    print(f"  parquet  {out / 'parquet'} (tables: messages, posts, votes, contacts, abouts, links, tangle_edges, "
-          "blobs)")
+    print(f"  parquet  {out / 'parquet'} (tables: {', '.join(TABLES)})")
     print(f"  archive  {out / 'archive'} (ssb-archive Bundles and blobs of every feed)")
     print(f"  figures  {out / 'figures'}")
     print(f"  report   {report_path}")
