@@ -32,7 +32,13 @@ def engine_arguments(parser: argparse.ArgumentParser, default: str = "local") ->
 
 def engine_of(args: argparse.Namespace) -> Any:
     """The engine the arguments ask for (`ssblab.pipeline.engines.resolve_engine`)."""
-    from ssblab.pipeline.engines import resolve_engine
+    from ssblab.pipeline.engines import EngineError, resolve_engine
 
     default = None if args.master else args.default_engine
-    return resolve_engine(args.engine or default, master=args.master)
+    try:
+        return resolve_engine(args.engine or default, master=args.master)
+    except EngineError as exc:
+        if args.engine or args.master:
+            raise
+        # Spark was only this verb's default (export): the local engine does the same work without Java.
+        raise EngineError(f"{exc}; or add --engine local, which needs no Java") from exc

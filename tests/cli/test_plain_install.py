@@ -58,4 +58,6 @@ def test_every_verb_runs_or_says_what_to_install(plain: Path, tmp_path: Path) ->
         done = run(plain, *argv, cwd=tmp_path)
         assert done.returncode == 2, (argv, done.stdout, done.stderr)
         assert "pip install 'ssblab[spark]'" in done.stderr and "Traceback" not in done.stderr, (argv, done.stderr)
+        # where Spark was only the verb's default, the way on without Java is named too
+        assert ("--engine local" in done.stderr) == (argv[0] == "export"), (argv, done.stderr)
     assert not (tmp_path / "on-spark").exists() and not (tmp_path / "demo").exists()
