@@ -19,9 +19,9 @@ from ssblab.net import LocalProtocolError
 from ssblab.net.boxstream import BoxStreamEncoder
 from ssblab.net.shs import ServerHandshake
 
-PACKAGES = ("core", "net", "reconcile", "certs", "archive")
 BUILTINS = {"ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError", "OverflowError", "Exception"}
 ROOT = Path(__file__).resolve().parents[1] / "ssblab"
+PACKAGES = sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file())  # every layer
 
 
 def _plain_raises(path: Path) -> list[str]:

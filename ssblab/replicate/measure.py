@@ -24,6 +24,7 @@ from typing import Any
 
 from nacl.signing import SigningKey
 
+from ssblab.core.errors import UsageError
 from ssblab.core.keys import Keypair
 from ssblab.core.message import Message, create_message
 from ssblab.net.address import MultiserverAddress
@@ -221,5 +222,5 @@ def append_posts(store: Store, keypairs: Mapping[str, Keypair], per_feed: int, *
             made.append(previous)
     report = store.append(made)
     if report.errors:
-        raise ValueError(f"append_posts: the store refused {len(report.errors)} new posts: {report.errors[0]}")
+        raise UsageError(f"append_posts: the store refused {len(report.errors)} new posts: {report.errors[0]}")
     return made

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ssblab.core.errors import UsageError
 from ssblab.viz.charts import (
     NODE_STATES,
     PALETTE,
@@ -77,7 +78,7 @@ def save(chart: Any, path: str | Path, formats: Iterable[str] = FORMATS, *, scal
         elif fmt == "html":
             target.write_text(vl_convert.vegalite_to_html(spec_dict, bundle=True), encoding="utf-8")
         else:
-            raise ValueError(f"unknown figure format {fmt!r} (use {', '.join(FORMATS)})")
+            raise UsageError(f"unknown figure format {fmt!r} (use {', '.join(FORMATS)})")
         written.append(target)
     return written
 

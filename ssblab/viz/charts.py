@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ssblab.core.errors import UsageError
+
 __all__ = [
     "DAY_MS",
     "NODE_STATES",
@@ -53,7 +55,7 @@ def _records(frame: Any, columns: list[str]) -> list[dict[str, Any]]:
     """The rows of ``frame`` as JSON-ready dicts (NaN becomes null)."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"the data lacks columns {missing}; it has {list(frame.columns)}")
+        raise UsageError(f"the data lacks columns {missing}; it has {list(frame.columns)}")
     subset = frame[columns].astype(object).where(frame[columns].notna(), None)
     return subset.to_dict(orient="records")  # type: ignore[no-any-return]
 
