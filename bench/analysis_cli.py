@@ -18,28 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
-from benchkit import ssblab_command
+from benchkit import Run, run_process, ssblab_command
 
 SSBLAB = [ssblab_command()]
 GOAL = 2.0
-
-
-def timed(argv: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, CPU seconds (user + system) and the standard output of one whole process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out
 
 
 def network(folder: Path) -> tuple[Path, Path]:
@@ -91,27 +79,28 @@ def main() -> None:
         for name, verb in commands.items():
             for label, data in (("store", store), ("parquet", dataset)):
                 argv = [*SSBLAB, *verb, "--data", str(data)]
-                runs: dict[str, list[tuple[float, float]]] = {"verb": [], "baseline": []}
+                runs: dict[str, list[Run]] = {"verb": [], "baseline": []}
                 for turn in range(args.repeat):
                     order = [("verb", argv), ("baseline", baseline)]
                     for which, command in order if turn % 2 else order[::-1]:
-                        wall, cpu, _ = timed(command)
-                        runs[which].append((wall, cpu))
-                walls, cpus = zip(*runs["verb"], strict=True)
-                ratio = statistics.median(v[0] / b[0] for v, b in zip(runs["verb"], runs["baseline"], strict=True))
-                wall = statistics.median(walls)
-                print(f"  {name:<20} {label:<8} {wall:7.3f} {statistics.median(cpus):7.3f} {ratio:10.1f}x  "
-                      f"{'yes' if wall < GOAL else 'NO'}")
-        start = statistics.median(timed(baseline)[0] for _ in range(args.repeat))
+                        runs[which].append(run_process(command))
+                ratio = statistics.median(v.seconds / b.seconds
+                                          for v, b in zip(runs["verb"], runs["baseline"], strict=True))
+                wall = statistics.median(r.seconds for r in runs["verb"])
+                cpu = statistics.median(r.cpu for r in runs["verb"])
+                met = "yes" if wall < GOAL else "NO"
+                print(f"  {name:<20} {label:<8} {wall:7.3f} {cpu:7.3f} {ratio:10.1f}x  {met}")
+        start = statistics.median(run_process(baseline).seconds for _ in range(args.repeat))
         print(f"  {'ssblab --version':<29} {start:7.3f}")
         if args.spark:
             for name, verb in commands.items():
                 argv = [*SSBLAB, *verb, "--data", str(dataset)]
-                wall, _, spark_out = timed([*argv, "--engine", "spark"])
-                same = spark_out == timed(argv)[2]
-                print(f"  {name} --engine spark: wall {wall:.1f} s, the same output as local: {same}")
+                spark, local = run_process([*argv, "--engine", "spark"]), run_process(argv)
+                same = spark.stdout == local.stdout
+                print(f"  {name} --engine spark: wall {spark.seconds:.1f} s, the same output as local: {same}")
                 if not same:
-                    print(json.dumps({"local": timed(argv)[2][:400], "spark": spark_out[:400]}, indent=1))
+                    print(json.dumps({"local": local.stdout[:400].decode(), "spark": spark.stdout[:400].decode()},
+                                     indent=1))
 
 
 if __name__ == "__main__":

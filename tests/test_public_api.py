@@ -43,20 +43,22 @@ def test_import_is_minimal() -> None:
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _cells(path: Path, kinds: tuple[str, ...] = ("code", "markdown")) -> list[str]:
+    """The sources of a notebook's cells of those kinds, without their outputs (a saved output may print a class's
+    module path, which is not a name the reader is asked to use)."""
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] in kinds]
+
+
 def _code_of(path: Path) -> list[str]:
     """The Python a reader is shown: a notebook's code cells, a Markdown page's ``python`` blocks."""
     if path.suffix == ".ipynb":
-        cells = json.loads(path.read_text())["cells"]
-        return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        return _cells(path, ("code",))
     return re.findall(r"```python\n(.*?)```", path.read_text(), re.DOTALL)
 
 
 def _prose_and_code(path: Path) -> str:
-    """What a reader is told: a page's text, or a notebook's cells without their outputs (a saved output may
-    print a class's module path, which is not a name the reader is asked to use)."""
-    if path.suffix == ".ipynb":
-        return "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
-    return path.read_text()
+    """What a reader is told: a page's text, or a notebook's cells."""
+    return "\n".join(_cells(path)) if path.suffix == ".ipynb" else path.read_text()
 
 
 def _imported_names(source: str) -> set[tuple[str, str]]:

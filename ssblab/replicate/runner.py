@@ -135,15 +135,14 @@ async def _rounds(run: _Run, on_wants: Callable[[list[Want]], None] | None) -> N
     cut short still reports what it did."""
     done: set[str] = set()
     while wants := _next_wants(run, done):
+        new = [w.feed for w in wants if w.feed not in done]
         if run.conn.closed.is_set():  # the peer hung up before these were asked for (a full server, say)
-            run.result.errors += [ReplicationError(f"{w.feed} from {run.conn.remote_id}: connection closed",
-                                                   feed=w.feed, code="connection-closed")
-                                  for w in wants if w.feed not in done]
-            run.result.unserved = sorted({*run.result.unserved, *(w.feed for w in wants)})
+            run.result.errors += [ReplicationError(f"{feed} from {run.conn.remote_id}: connection closed",
+                                                   feed=feed, code="connection-closed") for feed in new]
+            run.result.unserved = sorted(set(run.result.unserved) | set(new))
             return
         if on_wants:
             on_wants(wants)
-        new = [w.feed for w in wants if w.feed not in done]
         for feed in new:
             run.heads.setdefault(feed, run.live.sequence(feed))
         done.update(new)
