@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ssblab.core.schema import DATASET_VERSION, TABLES
 from ssblab.graph.errors import DatasetError
-from ssblab.pipeline.engines import Engine, SparkEngine, resolve_engine
+from ssblab.pipeline.engines import Engine, LocalEngine, SparkEngine, resolve_engine
 from ssblab.pipeline.export import MANIFEST
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def is_dataset(path: str | Path) -> bool:
 
 
 def open_dataset(path: str | Path, *, engine: str | Engine | None = None, spark: SparkSession | None = None,
-                 master: str | None = None, hmac_key: Any = None) -> Dataset:
+                 master: str | None = None, hmac_key: Any = None, cache: bool = True) -> Dataset:
     """The tables of a Parquet dataset, or of any source ``ssblab import`` reads (verified on the way in).
 
     Args:
@@ -48,6 +48,8 @@ def open_dataset(path: str | Path, *, engine: str | Engine | None = None, spark:
             or ``master`` is given).
         spark, master: a SparkSession, or a master URL to start one on.
         hmac_key: a test network's HMAC key (for sources that are not datasets).
+        cache: on the local engine, keep a source's verified dataset for the next opening of the same bytes
+            (`ssblab.pipeline.cache`); False verifies in memory and keeps nothing.
 
     Raises:
         DatasetError: the folder is a dataset of a newer (or an older) layout version, or its manifest is broken.
@@ -61,6 +63,12 @@ def open_dataset(path: str | Path, *, engine: str | Engine | None = None, spark:
     path = Path(path).absolute()
     if is_dataset(path):
         return Dataset(path, chosen, manifest=_manifest(path))
+    if cache and isinstance(chosen, LocalEngine):
+        from ssblab.core.message import hmac_key_bytes
+        from ssblab.pipeline.cache import verified_dataset
+
+        folder = verified_dataset(path, hmac_key=hmac_key_bytes(hmac_key), workers=chosen.workers)
+        return Dataset(path, chosen, manifest=_manifest(folder), folder=folder)
     return Dataset(path, chosen, built=_build(path, chosen, hmac_key))
 
 
@@ -114,13 +122,16 @@ class Dataset:
         path: the dataset folder, or the source it was built from.
         engine: the engine its analyses run on.
         manifest: the manifest of a Parquet dataset (None for a source built in memory).
+        folder: where the Parquet files are: ``path``, or the source's verified dataset in the cache (None for a
+            source built in memory).
     """
 
     def __init__(self, path: Path, engine: Engine, *, manifest: dict[str, Any] | None = None,
-                 built: dict[str, Any] | None = None) -> None:
+                 built: dict[str, Any] | None = None, folder: Path | None = None) -> None:
         self.path = path
         self.engine = engine
         self.manifest = manifest
+        self.folder = None if built is not None else folder or path
         self._built = built
 
     def __repr__(self) -> str:
@@ -136,7 +147,8 @@ class Dataset:
             raise DatasetError(f"{self.path}: no table {name!r} (the tables: {', '.join(TABLES)})")
 
     def _folder(self, name: str) -> Path:
-        folder = self.path / name
+        assert self.folder is not None, "a dataset built in memory has no folder"
+        folder = self.folder / name
         if not folder.is_dir():
             raise DatasetError(f"{self.path}: the {name} table is missing ({folder} does not exist)")
         return folder

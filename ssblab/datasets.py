@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssblab.core.errors import SsbError
+from ssblab.pipeline.cache import cache_dir, code_digest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -111,16 +112,8 @@ def default_network(name: str = "default") -> GeneratedNetwork:
     return GeneratedNetwork(network_spec(default_spec(name)))
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("SSBLAB_DATA_CACHE") or Path.home() / ".cache" / "ssblab" / "datasets")
-
-
 def _fingerprint(spec: dict[str, Any]) -> str:
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode())
-    for package in PRODUCERS:
-        for source in sorted((PACKAGE / package).rglob("*.py")):
-            digest.update(source.relative_to(PACKAGE).as_posix().encode() + b"\0" + source.read_bytes())
-    return digest.hexdigest()[:16]
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode() + code_digest(PRODUCERS)).hexdigest()[:16]
 
 
 def _dataset_dir(name: str) -> Path:

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from ssblab.cli.options import data_arguments, engine_of
+from ssblab.cli.options import data_arguments, dataset_of
 from ssblab.core.errors import InvalidRef
 from ssblab.friends import DEFAULT_SERVER_MAX, is_feed
 
@@ -53,9 +53,7 @@ def _feed(value: str, option: str) -> str:
 
 
 def _network(args: argparse.Namespace) -> Any:
-    from ssblab.dataset import open_dataset
-
-    return open_dataset(args.data, engine=engine_of(args)).graph()
+    return dataset_of(args).graph()
 
 
 def _hops(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SOURCES", "data_arguments", "engine_arguments", "engine_of"]
+__all__ = ["SOURCES", "data_arguments", "dataset_of", "engine_arguments", "engine_of"]
 
 # What every verb that reads messages accepts, named once for their help.
 SOURCES = "a JSONL file, log.offset, ssb-fixtures folder, ssb-db2 folder or log.bipf, store or archive"
@@ -16,8 +16,18 @@ def data_arguments(parser: argparse.ArgumentParser) -> None:
     """``--data`` (a Parquet dataset, or any source, verified on the way in) and the engine, for the analysis
     verbs."""
     parser.add_argument("--data", type=Path, required=True,
-                        help=f"a Parquet dataset, or {SOURCES} (verified on the way in)")
+                        help=f"a Parquet dataset, or {SOURCES} (verified on the way in, and kept in "
+                             "~/.cache/ssblab for the next verb on the same bytes)")
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="verify a source in memory and keep nothing")
     engine_arguments(parser)
+
+
+def dataset_of(args: argparse.Namespace) -> Any:
+    """The `ssblab.Dataset` that `data_arguments` name."""
+    from ssblab.dataset import open_dataset
+
+    return open_dataset(args.data, engine=engine_of(args), cache=args.cache)
 
 
 def engine_arguments(parser: argparse.ArgumentParser, default: str = "local") -> None:

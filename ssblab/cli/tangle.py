@@ -2,7 +2,8 @@
 on Spark (``--engine spark``, or ``--master URL``): the same output either way.
 
 ``SOURCE`` is anything `ssblab.open_dataset` opens: a Parquet dataset (read where it lies, only the columns the
-thread needs), or any source `ssblab import` reads (verified on the way in).
+thread needs), or any source `ssblab import` reads (verified on the way in, and kept in the cache of
+`ssblab.pipeline.cache` for the next verb on the same bytes).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import json
 from datetime import UTC, datetime
 
-from ssblab.cli.options import data_arguments, engine_of
+from ssblab.cli.options import data_arguments, dataset_of
 from ssblab.core.errors import InvalidRef
 from ssblab.core.refs import is_message_id
 from ssblab.tangles.thread import causal_sort, check_tangle, heads, lamport_depths
@@ -29,11 +30,9 @@ def register(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ssblab.dataset import open_dataset
-
     if not is_message_id(args.root):
         raise InvalidRef(f"--root: {args.root!r} is not a message id (%<base64>=.sha256)")
-    tangle = open_dataset(args.data, engine=engine_of(args)).tangles().thread(args.root, args.name)
+    tangle = dataset_of(args).tangles().thread(args.root, args.name)
     order, depths, report = causal_sort(tangle), lamport_depths(tangle), check_tangle(tangle)
     if args.json:
         print(json.dumps({

@@ -25,7 +25,7 @@ __all__ = ["cores", "is_parallel", "local_splits", "pool_map", "worker_pool"]
 T = TypeVar("T")
 R = TypeVar("R")
 MIN_SPLIT_BYTES = 2**20  # smaller splits cost more in process round trips than they spread
-SPLIT_ROWS = 10_000  # stores and archives: messages per split
+SPLIT_ROWS = 2_500  # stores and archives: messages per split (4 per worker of a 20,000-message store)
 PARALLEL_BYTES = 4 * 2**20  # below this much source the pool's start-up costs more than it saves
 
 

@@ -1,0 +1,115 @@
+"""The verified-dataset cache: a source is verified once per content, a changed byte or key is verified again,
+and what is kept equals what an in-memory build gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ssblab.core.schema import TABLES
+from ssblab.dataset import open_dataset
+from ssblab.generate import generate_network, write_jsonl
+from ssblab.pipeline import cache
+from ssblab.pipeline.export import MANIFEST
+from ssblab.pipeline.sources import SourceError, read_source
+from ssblab.store import Store
+
+
+@pytest.fixture
+def cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private cache root (the variable is read at call time)."""
+    monkeypatch.setenv("SSBLAB_DATA_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "verified"
+
+
+@pytest.fixture
+def jsonl(tmp_path: Path) -> Path:
+    write_jsonl(generate_network(6, 150, seed=11), tmp_path / "log.jsonl")
+    return tmp_path / "log.jsonl"
+
+
+def _rows(ds: Any, name: str) -> list[dict[str, Any]]:
+    return ds.table(name).to_pylist()  # type: ignore[no-any-return]
+
+
+def test_a_source_is_verified_once_and_read_back_equal(cached: Path, jsonl: Path) -> None:
+    first = open_dataset(jsonl)
+    assert first.folder is not None and first.folder.parent == cached
+    written = (first.folder / MANIFEST).stat().st_mtime_ns
+    again = open_dataset(jsonl)
+    assert again.folder == first.folder and (again.folder / MANIFEST).stat().st_mtime_ns == written
+    assert again.path == jsonl.absolute() and repr(again) == f"Dataset({str(jsonl.absolute())!r}, engine='local')"
+    in_memory = open_dataset(jsonl, cache=False)
+    assert in_memory.folder is None
+    for name in TABLES:
+        kept, built = again.table(name), in_memory.table(name)
+        assert kept.schema == built.schema, name
+        key = [(c, "ascending") for c in kept.column_names if not str(kept.schema.field(c).type).startswith("list")]
+        assert kept.sort_by(key).to_pylist() == built.sort_by(key).to_pylist(), name
+    assert list(cached.iterdir()) == [first.folder]
+
+
+def test_a_changed_byte_is_verified_again(cached: Path, jsonl: Path) -> None:
+    before = open_dataset(jsonl)
+    lines = jsonl.read_bytes().splitlines(keepends=True)
+    value = json.loads(lines[3])
+    value["signature"] = value["signature"].replace(value["signature"][5], "A" if value["signature"][5] != "A"
+                                                    else "B", 1)
+    lines[3] = json.dumps(value).encode() + b"\n"
+    jsonl.write_bytes(b"".join(lines))
+    after = open_dataset(jsonl)
+    assert after.folder != before.folder
+    invalid = after.sql("SELECT count(*) AS n FROM messages WHERE NOT valid")["n"][0].as_py()
+    assert invalid >= 1 and before.sql("SELECT count(*) AS n FROM messages WHERE NOT valid")["n"][0].as_py() == 0
+
+
+def test_the_key_and_the_store_state_name_the_folder(cached: Path, jsonl: Path, tmp_path: Path) -> None:
+    assert cache.source_digest(jsonl) != cache.source_digest(jsonl, b"\x01" * 32)
+    store = tmp_path / "store"
+    values = list(read_source(jsonl))
+    with Store(store) as db:
+        db.append(values[:100])
+    digest = cache.source_digest(store)
+    (store / "ssblab.sqlite3-shm").touch()  # SQLite's shared-memory index is not data
+    assert cache.source_digest(store) == digest
+    with Store(store) as db:
+        db.append(values[100:])
+    assert cache.source_digest(store) != digest
+    assert open_dataset(store).table("messages").num_rows == len(values)
+
+
+def test_only_the_most_recently_used_are_kept(cached: Path, tmp_path: Path) -> None:
+    sources = []
+    for seed in range(cache.KEEP + 2):
+        write_jsonl(generate_network(2, 6, seed=seed), tmp_path / f"{seed}.jsonl")
+        sources.append(tmp_path / f"{seed}.jsonl")
+    folders = []
+    for source in sources:
+        folders.append(open_dataset(source).folder)
+        os.utime(folders[-1], (len(folders), len(folders)))  # distinct use times, oldest first
+    staging = cached / ".half-written.tmp-1"  # a build in progress (or killed) is not a dataset, and not pruned
+    staging.mkdir()
+    open_dataset(sources[-1])
+    kept = {p for p in cached.iterdir() if not p.name.startswith(".")}
+    assert len(kept) == cache.KEEP and folders[0] not in kept and folders[-1] in kept and staging.exists()
+
+
+def test_bad_sources_are_named(cached: Path, tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no such file or folder"):
+        open_dataset(tmp_path / "missing.jsonl")
+    assert not cached.exists()
+
+
+def test_the_cli_keeps_nothing_when_asked(cached: Path, jsonl: Path) -> None:
+    env = {**os.environ, "SSBLAB_DATA_CACHE": str(cached.parent)}
+    run = [sys.executable, "-m", "ssblab", "graph", "stats", "--data", str(jsonl), "--json"]
+    uncached = subprocess.run([*run, "--no-cache"], env=env, capture_output=True, text=True, check=True)
+    assert not cached.exists()
+    kept = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    assert json.loads(kept.stdout) == json.loads(uncached.stdout) and len(list(cached.iterdir())) == 1
