@@ -9,18 +9,18 @@ layers are subpackages imported by name: `ssblab.store`, `ssblab.net`, `ssblab.g
 from __future__ import annotations
 
 from ssblab import core
-from ssblab.core import *  # noqa: F403  (the core's public names are the top-level API, listed once there)
 from ssblab.core.lazy import lazy_names
 
 __version__ = "0.1.0"
 
 # The data tools' entry points: name -> the submodule that defines it (imported on first use).
 _HOME = {
+    **dict.fromkeys(core.__all__, "core"),  # the core's public names are the top-level API, listed once there
     **dict.fromkeys(["Dataset", "DatasetError", "open_dataset"], "dataset"),
     "export_dataset": "pipeline.export",
     "verify": "pipeline.verify",
 }
 
-__all__ = [*core.__all__, *_HOME, "__version__"]
+__all__ = [*_HOME, "__version__"]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME)

@@ -1,73 +1,25 @@
 """The SSB thin waist: refs, keys, strict JSON, classic messages, feed validation, private-box.
 
-Pure: no network, no asyncio, no Spark, no clock (timestamps and randomness are parameters).
+Pure: no network, no asyncio, no Spark, no clock (timestamps and randomness are parameters). Names resolve on first
+use (`ssblab.core.lazy`): ``ssblab verify`` of one message loads no signing keys, no box and no PyNaCl bindings.
 """
 
-from ssblab.core.errors import (
-    BoxError,
-    InvalidJson,
-    InvalidMessage,
-    InvalidRef,
-    InvalidSecret,
-    Rule,
-    SsbError,
-    UsageError,
-)
-from ssblab.core.keys import Keypair
-from ssblab.core.message import (
-    Message,
-    create_message,
-    message_id,
-    signing_encoding,
-    verify_message,
-)
-from ssblab.core.private_box import box, unbox
-from ssblab.core.refs import (
-    blob_id,
-    from_uri,
-    is_blob_id,
-    is_feed_id,
-    is_message_id,
-    to_uri,
-)
-from ssblab.core.strict_json import parse_json
-from ssblab.core.validate import (
-    FeedState,
-    FeedValidator,
-    Fork,
-    ValidationReport,
-    validate_feed,
-    validate_next,
-)
+from __future__ import annotations
 
-__all__ = [
-    "BoxError",
-    "FeedState",
-    "FeedValidator",
-    "Fork",
-    "InvalidJson",
-    "InvalidMessage",
-    "InvalidRef",
-    "InvalidSecret",
-    "Keypair",
-    "Message",
-    "Rule",
-    "SsbError",
-    "UsageError",
-    "ValidationReport",
-    "blob_id",
-    "box",
-    "create_message",
-    "from_uri",
-    "is_blob_id",
-    "is_feed_id",
-    "is_message_id",
-    "message_id",
-    "parse_json",
-    "signing_encoding",
-    "to_uri",
-    "unbox",
-    "validate_feed",
-    "validate_next",
-    "verify_message",
-]
+from ssblab.core.lazy import lazy_names
+
+_HOME = {
+    **dict.fromkeys(["BoxError", "InvalidJson", "InvalidMessage", "InvalidRef", "InvalidSecret", "Rule", "SsbError",
+                     "UsageError"], "errors"),
+    "Keypair": "keys",
+    **dict.fromkeys(["Message", "create_message", "message_id", "signing_encoding", "verify_message"], "message"),
+    **dict.fromkeys(["box", "unbox"], "private_box"),
+    **dict.fromkeys(["blob_id", "from_uri", "is_blob_id", "is_feed_id", "is_message_id", "to_uri"], "refs"),
+    "parse_json": "strict_json",
+    **dict.fromkeys(["FeedState", "FeedValidator", "Fork", "ValidationReport", "validate_feed", "validate_next"],
+                    "validate"),
+}
+
+__all__ = sorted(_HOME)
+
+__getattr__, __dir__ = lazy_names(__name__, _HOME)

@@ -26,8 +26,6 @@ from functools import cache
 from pathlib import Path
 
 import nacl
-from nacl.bindings import crypto_sign_open
-from nacl.exceptions import BadSignatureError
 
 __all__ = ["verify", "verify_address", "verify_signed"]
 
@@ -52,6 +50,10 @@ def verify_address() -> int:
 
 def verify_signed(signed: bytes, public_key: bytes) -> bool:
     """True when ``signed`` (a 64-byte signature, then the message) is ``public_key``'s (32 bytes) signature."""
+    # Imported here: PyNaCl's bindings load every libsodium wrapper (about 20 ms), which the compiled route skips.
+    from nacl.bindings import crypto_sign_open
+    from nacl.exceptions import BadSignatureError
+
     try:
         crypto_sign_open(signed, public_key)
     except BadSignatureError:

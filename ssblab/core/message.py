@@ -12,13 +12,12 @@ from __future__ import annotations
 import binascii
 import hmac as _hmac
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ssblab.core import ed25519
 from ssblab.core.compiled import SWITCH, Route, route, speedups
 from ssblab.core.encoding import decode, decode_encoded, encode, message_id_of, strip_signature, utf16_length
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
-from ssblab.core.keys import Keypair
 from ssblab.core.refs import (
     CANONICAL_SIGNATURE,
     b64,
@@ -27,6 +26,9 @@ from ssblab.core.refs import (
     is_message_id,
     parse_feed_id,
 )
+
+if TYPE_CHECKING:
+    from ssblab.core.keys import Keypair  # signing only: verifying loads no PyNaCl signing keys
 
 __all__ = [
     "SIZE_LIMIT", "Message", "check_content", "check_shape", "check_signature", "check_signature_format",

@@ -22,7 +22,6 @@ from ssblab.core.message import hmac_key_bytes
 from ssblab.pipeline.sources import archive, db2_log, jsonl, log_offset, store
 from ssblab.pipeline.splits import SPLIT_BYTES, SPLIT_ROWS, RawRecord, Split
 from ssblab.store import db2
-from ssblab.store.blobs import BlobStore
 from ssblab.store.received import Received
 from ssblab.store.sources import parse_record
 
@@ -134,6 +133,8 @@ def blob_folder(source: Path) -> Path | None:
 
 def held_blobs(source: Path) -> list[tuple[str, int | None]]:
     """(blob, size) of the blobs a store or an archive holds (none for other sources)."""
+    from ssblab.store.blobs import BlobStore  # tempfile and random: not for `ssblab verify` of one message
+
     folder = blob_folder(source)
     if folder is None or not (folder / "sha256").exists():
         return []
