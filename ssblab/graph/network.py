@@ -157,6 +157,13 @@ class FollowNetwork:
         """Every feed numbered and the weighted edges packed, once (`ssblab.graph.packed`)."""
         return self.engine.pack(self.edge_relation, self.feed_relation)
 
+    @cached_property
+    def _id_column(self) -> Any:
+        """The packed feed ids as an Arrow array, once (each table of a per-feed answer starts with them)."""
+        import pyarrow as pa
+
+        return pa.array(self.packed.ids, pa.string())
+
     def _table(self, sql: str, order: Sequence[str], **inputs: Any) -> Any:
         """A query's answer as an Arrow table sorted by ``order`` (so both engines' answers compare equal)."""
         found = self.engine.collect(self.engine.query(sql, **inputs))
@@ -217,7 +224,7 @@ class FollowNetwork:
         import pyarrow as pa
 
         ranks = packed_pagerank(self.packed, iterations, damping)
-        return pa.table({"id": pa.array(self.packed.ids, pa.string()), "pagerank": pa.array(ranks, pa.float64())})
+        return pa.table({"id": self._id_column, "pagerank": pa.array(ranks, pa.float64())})
 
     def components(self, *, strong: bool = False) -> Any:
         """``id, component``: the weakly (or ``strong``ly) connected components of the follow graph, numbered
@@ -230,7 +237,7 @@ class FollowNetwork:
             found = self._remote().components(self.edge_relation, self.feed_relation, strong=strong)
             by_id = dict(zip(found["id"].to_pylist(), found["component"].to_pylist(), strict=True))
             labels = [by_id[feed] for feed in self.packed.ids]
-        return pa.table({"id": pa.array(self.packed.ids, pa.string()),
+        return pa.table({"id": self._id_column,
                          "component": pa.array(canonical_components(_array(labels)), pa.int64())})
 
     def triangles(self) -> Any:
@@ -239,7 +246,7 @@ class FollowNetwork:
 
         if self.packed.local is None:
             return self._remote().triangles(self.edge_relation, self.feed_relation).sort_by("id")
-        return pa.table({"id": pa.array(self.packed.ids, pa.string()),
+        return pa.table({"id": self._id_column,
                          "triangles": pa.array(packed_triangles(self.packed), pa.int64())})
 
     def motif_counts(self) -> dict[str, int]:

@@ -251,15 +251,39 @@ def packed_components(graph: PackedGraph, *, strong: bool = False) -> np.ndarray
     """The component number of every feed (by feed number) in the follow graph, on a driver-packed graph.
 
     Weakly connected (follows taken as undirected) by default, strongly connected (feeds that reach each other
-    along follows) with ``strong``; scipy's linear-time ``csgraph.connected_components``. The numbers only
+    along follows) with ``strong``, by scipy's linear-time ``csgraph.connected_components``. The numbers only
     group feeds (deterministic for one graph, with no order to them).
+
+    Weak components start with the giant one, as a follow graph usually has one: a breadth-first sweep from the
+    best-connected feed, along follows both ways, that stops when every feed with an edge to another is reached
+    (NetworkX stops so too; scipy would first build the symmetric matrix, half again the edges). The feeds it
+    leaves have no edge to it, so scipy numbers them on their own subgraph.
     """
+    import numpy as np
     from scipy.sparse.csgraph import connected_components
 
-    local = _on_driver(graph, "packed_components")
-    _, labels = connected_components(local.follows.by_source, directed=True,
-                                     connection="strong" if strong else "weak")
-    return labels  # type: ignore[no-any-return]
+    follows = _on_driver(graph, "packed_components").follows
+    if strong:
+        return connected_components(follows.by_source, directed=True, connection="strong")[1]  # type: ignore[no-any-return]
+    reverse = EdgeKind(follows.by_target, follows.by_source)
+    out, into = np.diff(follows.by_source.indptr), np.diff(follows.by_target.indptr)
+    seen = np.zeros(len(out), dtype=bool)
+    if not follows.by_source.nnz:
+        return np.arange(len(out))
+    first = follows.by_source.indices[np.minimum(follows.by_source.indptr[:-1], follows.by_source.nnz - 1)]
+    follows_itself_only = (out == 1) & (into == 1) & (first == np.arange(len(out)))
+    seen[int(np.argmax(out + into))] = True
+    frontier, left = seen.copy(), int(np.count_nonzero((out + into > 0) & ~follows_itself_only)) - 1
+    while left > 0 and frontier.any():
+        frontier = (follows.reached(frontier) | reverse.reached(frontier)) & ~seen
+        seen |= frontier
+        left -= int(np.count_nonzero(frontier))
+    labels = np.zeros(len(seen), dtype=np.int64)
+    rest = np.flatnonzero(~seen)
+    if len(rest):
+        inside = follows.by_source[rest][:, rest]
+        labels[rest] = 1 + connected_components(inside, directed=True, connection="weak")[1]
+    return labels
 
 
 def _on_driver(graph: PackedGraph, name: str) -> LocalEdges:

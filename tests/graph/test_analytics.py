@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ssblab.friends import FOLLOW, contact_edges
+from ssblab.friends import BLOCK, FOLLOW, UNFOLLOW, contact_edges
 from ssblab.generate import generate_network
 from ssblab.graph import FollowNetwork
 
@@ -105,3 +105,24 @@ def test_pagerank_counts_dangling_isolated_and_blocked_feeds(engine: Any) -> Non
     assert ranks.keys() == expected.keys() and "@alone" in ranks
     assert max(abs(ranks[f] - expected[f]) for f in ranks) < 1e-12
     assert abs(sum(ranks.values()) - 1.0) < 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_weak_components_of_awkward_graphs(seed: int) -> None:
+    """The local sweep from the giant component, then scipy on what it leaves: feeds with no follow (only blocks
+    or unfollows), feeds that follow only themselves, pairs, and a giant that is not the first feed's."""
+    rng = random.Random(seed)
+    feeds = [f"@{k:03d}" for k in range(60)]
+    edges = {}
+    giant = feeds[20:50]
+    for _ in range(120):
+        edges[rng.choice(giant), rng.choice(giant)] = FOLLOW
+    edges.update({(feeds[0], feeds[1]): FOLLOW, (feeds[2], feeds[2]): FOLLOW, (feeds[3], feeds[4]): BLOCK,
+                  (feeds[5], feeds[6]): UNFOLLOW, (feeds[7], feeds[8]): FOLLOW, (feeds[9], feeds[8]): FOLLOW})
+    for _ in range(rng.randrange(8)):
+        edges[rng.choice(feeds[50:]), rng.choice(feeds)] = FOLLOW
+    reference = nx.DiGraph()
+    reference.add_nodes_from({feed for pair in edges for feed in pair})
+    reference.add_edges_from(pair for pair, weight in edges.items() if weight == FOLLOW)
+    net = FollowNetwork.from_edges(edges, engine="local")
+    assert groups(net.components()) == set(map(frozenset, nx.weakly_connected_components(reference)))
