@@ -152,3 +152,29 @@ def test_local_engine_report_equals_verify_path(fault_log: Path, tmp_path: Path,
         store.append(read_source(fault_log))
     stored = verify_local(tmp_path / "store", workers=workers, split_bytes=SMALL_SPLITS)
     assert stored.forks and stored.to_json() == verify_path(tmp_path / "store").to_json()
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_local_clean_chains_decide_as_the_replay(fault_log: Path, tmp_path: Path, strict: bool) -> None:
+    """The local engine decides clean chains in one query and replays the rest: every verdict equals the replay
+    of every feed (`verdict_rows`), with and without ``strict``, on the faults plus a feed whose first post
+    holds a lone surrogate (a finding: valid unless strict, and then the feed stops)."""
+    import json
+
+    from ssblab.core import Keypair, create_message
+    from ssblab.pipeline import local
+    from ssblab.pipeline.verdicts import feed_key, verdict_rows
+
+    odd = Keypair.generate(b"\x07" * 32)
+    first = create_message(odd, {"type": "post", "text": "\ud800"}, timestamp=1)
+    second = create_message(odd, {"type": "post", "text": "after"}, previous=first, timestamp=2)
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(fault_log.read_bytes() + b"".join(json.dumps(m.value).encode() + b"\n" for m in (first, second)))
+    facts = local.facts_table(plan_splits(log), hmac_key=None, with_content=False, pool=None)
+    decided = sorted((tuple(row.values()) for row in local.verdicts_table(facts, strict=strict).to_pylist()),
+                     key=lambda row: row[0])
+    every = sorted(facts.to_pylist(), key=lambda r: (feed_key(r["author"], r["pos"]), r["pos"]))
+    assert decided == sorted(verdict_rows(every, strict=strict), key=lambda row: row[0])
+    verdicts = {row[2]: row[8] for row in decided}
+    assert (verdicts[first.id], verdicts[second.id]) == (("invalid", "invalid") if strict else ("valid", "valid"))
+    assert sum(v == "valid" for v in verdicts.values()) > len(decided) // 2  # most feeds took the clean route
