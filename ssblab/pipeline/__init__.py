@@ -3,7 +3,7 @@
 `ssblab.pipeline.sources` reads every format (one module each, in its ``READERS`` table); `splits` is the leaf
 they share; `facts` checks each message alone, `verdicts` each feed's chain, `tables` declares every table of a
 dataset. `local` and `spark` run those steps on their engine (`engines` picks one), and `verify` and `export` are
-the jobs users run. Importing this package imports neither pyspark nor its submodules: names resolve on first use,
+the jobs users run; `cache` keeps each source's verified dataset for the next analysis of the same bytes. Importing this package imports neither pyspark nor its submodules: names resolve on first use,
 so ``python -m ssblab.pipeline.graphframes_jar`` runs that module once, as ``__main__``.
 """
 
@@ -20,6 +20,7 @@ _HOME = {
     **dict.fromkeys(["GraphFramesUnavailable", "connected_components", "graphframe", "spark_session"], "session"),
     **dict.fromkeys(["JarFetchError", "cached_jar", "ensure_jar"], "graphframes_jar"),
     "job_progress": "progress",
+    **dict.fromkeys(["source_digest", "verified_dataset"], "cache"),
 }
 
 __all__ = sorted(_HOME)
