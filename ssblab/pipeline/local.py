@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["build_tables", "facts_table", "messages_table", "sorted_table", "verdicts_table"]
 
 T = TypeVar("T")
+DERIVE_ROWS = 20_000  # messages per batch of the content tables, at most
 
 
 def _facts_ipc(split: Split, hmac_key: bytes | None, with_content: bool) -> bytes:
@@ -171,14 +172,14 @@ def _derive_ipc(data: bytes) -> dict[str, bytes]:
     return out
 
 
-def derived_tables(messages: Any, pool: Executor | None) -> dict[str, Any]:
-    """The six content tables of a ``messages`` table."""
+def derived_tables(messages: Any, pool: Executor | None, workers: int = 1) -> dict[str, Any]:
+    """The six content tables of a ``messages`` table (in about four batches per worker of the pool)."""
     import pyarrow as pa
 
     wanted = messages.filter(messages["valid"]).select(
         ["id", "author", "sequence", "timestamp", "valid", "is_private", "type", "content"])
     chunks = []
-    for batch in wanted.to_batches(max_chunksize=20_000):
+    for batch in wanted.to_batches(max_chunksize=min(DERIVE_ROWS, max(1, -(-wanted.num_rows // (4 * workers))))):
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, batch.schema) as writer:
             writer.write_batch(batch)
@@ -244,7 +245,7 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: b
         facts = facts_table(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
         messages = messages_table(verdicts_table(facts, catalog.CARRY, strict))
         del facts
-        found = {"messages": messages, **derived_tables(messages, pool)}
+        found = {"messages": messages, **derived_tables(messages, pool, workers if parallel else 1)}
     found["blobs"] = blobs_table(found["links"], empty_sizes() if sizes is None else sizes)
     found["follows"] = follows_table(found["contacts"])
     found["names"] = names_table(found["abouts"])
