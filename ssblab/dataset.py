@@ -4,8 +4,10 @@ Strategy: a Parquet dataset (a folder written by ``ssblab export --format parque
 where it lies: each table lazily, only the columns asked for, by pyarrow (local engine) or Spark. Any other source
 ``ssblab import`` accepts (a store, JSONL, a log.offset, an ssb-fixtures folder, an archive) is verified on the way
 in by the engine's pipeline (`ssblab.pipeline.local.build_tables`, or Spark's transforms), with the verdicts of
-``ssblab verify``, and its tables are held in memory. Queries run in DuckDB over the same tables (`Dataset.sql`);
-the analyses run on the dataset's engine (`Dataset.graph`).
+``ssblab verify``. On the local engine that dataset is kept (`ssblab.pipeline.cache`: named by a digest of the
+source's bytes) and read back like any Parquet dataset, so the next opening of the same bytes verifies nothing; on
+Spark, or with ``cache=False``, its tables are held in memory. Queries run in DuckDB over the same tables
+(`Dataset.sql`); the analyses run on the dataset's engine (`Dataset.graph`).
 
 Invariants: the tables are named and shaped as docs/datasets.md says (`ssblab.core.schema.TABLES`); a dataset
 written by a newer ssblab, a folder that is not a dataset, a missing table and a failed query each raise a
@@ -67,7 +69,10 @@ def open_dataset(path: str | Path, *, engine: str | Engine | None = None, spark:
         from ssblab.core.message import hmac_key_bytes
         from ssblab.pipeline.cache import verified_dataset
 
-        folder = verified_dataset(path, hmac_key=hmac_key_bytes(hmac_key), workers=chosen.workers)
+        try:
+            folder = verified_dataset(path, hmac_key=hmac_key_bytes(hmac_key), workers=chosen.workers)
+        except OSError:  # the cache cannot be written (a read-only home, a full disk): verify in memory
+            return Dataset(path, chosen, built=_build(path, chosen, hmac_key))
         return Dataset(path, chosen, manifest=_manifest(folder), folder=folder)
     return Dataset(path, chosen, built=_build(path, chosen, hmac_key))
 

@@ -1,10 +1,11 @@
 """The data pipeline: sources -> splits -> facts -> verdicts -> tables, on the local engine or on Spark.
 
-`ssblab.pipeline.sources` reads every format (one module each, in its ``READERS`` table); `splits` is the leaf
-they share; `facts` checks each message alone, `verdicts` each feed's chain, `tables` declares every table of a
-dataset. `local` and `spark` run those steps on their engine (`engines` picks one), and `verify` and `export` are
-the jobs users run; `cache` keeps each source's verified dataset for the next analysis of the same bytes. Importing this package imports neither pyspark nor its submodules: names resolve on first use,
-so ``python -m ssblab.pipeline.graphframes_jar`` runs that module once, as ``__main__``.
+`ssblab.pipeline.sources` reads every format (one module each, in its ``READERS`` table); `splits` is the leaf they
+share; `facts` checks each message alone, `verdicts` each feed's chain, `tables` declares every table of a dataset.
+`local` and `spark` run those steps on their engine (`engines` picks one), and `verify` and `export` are the jobs
+users run; `cache` keeps each source's verified dataset for the next analysis of the same bytes. Importing this
+package imports neither pyspark nor its submodules: names resolve on first use, so ``python -m
+ssblab.pipeline.graphframes_jar`` runs that module once, as ``__main__``.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ Strategy: `source_digest` hashes the content of every file the source's reader r
 of its folder but SQLite's shared-memory index and a store's blobs, which are named by their hash and are listed
 with their sizes instead; an archive's blobs are its data and are hashed whole), the reader's kind, the HMAC key,
 the dataset layout version, ssblab's version and the source of the packages that verify (`code_digest`). The
-folders live in ``$SSBLAB_DATA_CACHE/verified`` (default ``~/.cache/ssblab/datasets/verified``); the most recently
-used `KEEP` are kept.
+folders live in ``$SSBLAB_DATA_CACHE/verified`` (default ``~/.cache/ssblab/datasets/verified``); the `KEEP` most
+recently used are kept, and any used in the last `IN_USE` seconds. Where the cache cannot be written (a read-only
+home, a full disk), `ssblab.open_dataset` verifies in memory instead.
 
 Invariants: a changed byte anywhere in the source, or a changed verifier, gives another folder, never a stale
 answer; a folder is complete when its manifest exists (the export renames it into place whole), so a killed
@@ -24,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,9 +35,11 @@ from ssblab.pipeline.engines import LocalEngine
 from ssblab.pipeline.export import MANIFEST, export_dataset
 from ssblab.pipeline.sources import blob_folder, held_blobs, resolve_source
 
-__all__ = ["KEEP", "PRODUCERS", "cache_dir", "code_digest", "source_digest", "verified_cache_dir", "verified_dataset"]
+__all__ = ["IN_USE", "KEEP", "PRODUCERS", "cache_dir", "code_digest", "source_digest", "verified_cache_dir",
+           "verified_dataset"]
 
 KEEP = 8
+IN_USE = 600
 # The packages whose code decides what a source's dataset holds.
 PRODUCERS = ("core", "store", "archive", "pipeline")
 _CODE = (".py", ".c", ".h")
@@ -118,8 +122,10 @@ def verified_dataset(source: str | Path, *, hmac_key: bytes | None = None, worke
 
 
 def _prune(root: Path) -> None:
-    """Keep the `KEEP` most recently used datasets (and any build in progress: hidden folders)."""
+    """Keep the `KEEP` most recently used datasets, any used in the last `IN_USE` seconds (another process may be
+    reading it: tables are read lazily) and any build in progress (hidden folders)."""
     kept = sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
                   key=lambda p: p.stat().st_mtime, reverse=True)
     for stale in kept[KEEP:]:
-        shutil.rmtree(stale, ignore_errors=True)
+        if time.time() - stale.stat().st_mtime > IN_USE:
+            shutil.rmtree(stale, ignore_errors=True)

@@ -86,18 +86,25 @@ def test_the_key_and_the_store_state_name_the_folder(cached: Path, jsonl: Path, 
 
 def test_only_the_most_recently_used_are_kept(cached: Path, tmp_path: Path) -> None:
     sources = []
-    for seed in range(cache.KEEP + 2):
+    for seed in range(cache.KEEP + 3):
         write_jsonl(generate_network(2, 6, seed=seed), tmp_path / f"{seed}.jsonl")
         sources.append(tmp_path / f"{seed}.jsonl")
-    folders = []
-    for source in sources:
-        folders.append(open_dataset(source).folder)
-        os.utime(folders[-1], (len(folders), len(folders)))  # distinct use times, oldest first
+    folders = [open_dataset(source).folder for source in sources[:-1]]
+    assert len(list(cached.iterdir())) == cache.KEEP + 2  # all in use: another process may be reading them
+    for used, folder in enumerate(folders, 1):
+        os.utime(folder, (used, used))  # long unused, the first longest
     staging = cached / ".half-written.tmp-1"  # a build in progress (or killed) is not a dataset, and not pruned
     staging.mkdir()
-    open_dataset(sources[-1])
+    newest = open_dataset(sources[-1]).folder
     kept = {p for p in cached.iterdir() if not p.name.startswith(".")}
-    assert len(kept) == cache.KEEP and folders[0] not in kept and folders[-1] in kept and staging.exists()
+    assert kept == {newest, *folders[-(cache.KEEP - 1):]} and staging.exists()
+
+
+def test_an_unwritable_cache_verifies_in_memory(tmp_path: Path, jsonl: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("SSBLAB_DATA_CACHE", str(tmp_path / "not-a-folder"))
+    ds = open_dataset(jsonl)
+    assert ds.folder is None and ds.table("messages").num_rows == 150
 
 
 def test_bad_sources_are_named(cached: Path, tmp_path: Path) -> None:
