@@ -14,7 +14,8 @@
  *
  * classic_shape_ok(value) and verify_signature(...) are the common case of message.py's shape rules and
  * signature check: True when they prove the message passes; anything else goes to the Python rules, which
- * decide and name the error.
+ * decide and name the error. verify_signatures(...) is verify_signature over a batch, with the GIL released
+ * for all of it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -477,9 +478,44 @@ typedef int (*VerifyDetached)(const unsigned char *sig, const unsigned char *m, 
 
 static const char SIGNATURE_ENTRY[] = ",\n  \"signature\": ";
 
+/* What libsodium checks for one classic message: the key, the signature, and where the signing bytes end in the
+ * encoding (they are the encoding up to `at`, then "\n}"). */
+typedef struct {
+    unsigned char public_key[33], signature[66];
+    const char *encoded;
+    Py_ssize_t at;
+} Signed;
+
+/* Fill `out` from (encoded, author, signature) of a well-formed classic message: 1, or 0 when they are not one's
+ * (no error set): the signature is the encoding's last entry, and its text is the one given. */
+static int signed_part(PyObject *encoded, PyObject *author, PyObject *signature, Signed *out) {
+    if (!PyBytes_Check(encoded) || !is_ref(author, '@', ".ed25519", 32, out->public_key)
+        || !is_signature(signature, out->signature))
+        return 0;
+    const char *sig_text = (const char *)PyUnicode_DATA(signature);
+    const char *text = PyBytes_AS_STRING(encoded);
+    Py_ssize_t length = PyBytes_GET_SIZE(encoded), entry = (Py_ssize_t)sizeof SIGNATURE_ENTRY - 1;
+    /* ,\n  "signature": "…"\n}  -- the entry's own text is fixed by the signature */
+    Py_ssize_t at = length - (entry + 102 + 2);
+    if (at < 1 || memcmp(text + at, SIGNATURE_ENTRY, (size_t)entry) != 0 || text[at + entry] != '"'
+        || memcmp(text + at + entry + 1, sig_text, 100) != 0 || memcmp(text + length - 3, "\"\n}", 3) != 0)
+        return 0;
+    out->encoded = text, out->at = at;
+    return 1;
+}
+
+/* libsodium's verdict on one message; `buffer` holds at least at + 2 bytes. Needs no GIL: it reads only the
+ * encoding's bytes, which are immutable and kept alive by the caller. */
+static int verify_signed(VerifyDetached verify, const Signed *job, unsigned char *buffer) {
+    memcpy(buffer, job->encoded, (size_t)job->at);
+    memcpy(buffer + job->at, "\n}", 2);
+    return verify(job->signature, buffer, (unsigned long long)job->at + 2, job->public_key) == 0;
+}
+
 /* verify_signature(verify_address, encoded, author, signature): libsodium's crypto_sign_verify_detached (at
  * verify_address) over the signing bytes, which are the encoding without its last entry when that entry is
- * the top-level signature. True or False; None when the arguments are not a well-formed classic message's. */
+ * the top-level signature. True or False; None when the arguments are not a well-formed classic message's.
+ * The GIL is released while libsodium works, so other threads run meanwhile. */
 static PyObject *verify_signature(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4 || !PyBytes_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "verify_signature(verify_address, encoded: bytes, author, signature)");
@@ -487,23 +523,67 @@ static PyObject *verify_signature(PyObject *module, PyObject *const *args, Py_ss
     }
     VerifyDetached verify = (VerifyDetached)PyLong_AsVoidPtr(args[0]);
     if (!verify) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    unsigned char public_key[33], signature[66];
-    if (!is_ref(args[2], '@', ".ed25519", 32, public_key) || !is_signature(args[3], signature)) Py_RETURN_NONE;
-    const char *sig_text = (const char *)PyUnicode_DATA(args[3]);
-    const char *encoded = PyBytes_AS_STRING(args[1]);
-    Py_ssize_t length = PyBytes_GET_SIZE(args[1]), entry = (Py_ssize_t)sizeof SIGNATURE_ENTRY - 1;
-    /* ,\n  "signature": "…"\n}  -- the entry's own text is fixed by the signature */
-    Py_ssize_t at = length - (entry + 102 + 2);
-    if (at < 1 || memcmp(encoded + at, SIGNATURE_ENTRY, (size_t)entry) != 0 || encoded[at + entry] != '"'
-        || memcmp(encoded + at + entry + 1, sig_text, 100) != 0 || memcmp(encoded + length - 3, "\"\n}", 3) != 0)
-        Py_RETURN_NONE;
-    unsigned char stack[8192], *signed_bytes = (size_t)at + 2 <= sizeof stack ? stack : PyMem_Malloc((size_t)at + 2);
-    if (!signed_bytes) return PyErr_NoMemory();
-    memcpy(signed_bytes, encoded, (size_t)at);
-    memcpy(signed_bytes + at, "\n}", 2);
-    int valid = verify(signature, signed_bytes, (unsigned long long)at + 2, public_key) == 0;
-    if (signed_bytes != stack) PyMem_Free(signed_bytes);
+    Signed job;
+    if (!signed_part(args[1], args[2], args[3], &job)) Py_RETURN_NONE;
+    unsigned char stack[8192], *buffer = (size_t)job.at + 2 <= sizeof stack ? stack : PyMem_Malloc((size_t)job.at + 2);
+    if (!buffer) return PyErr_NoMemory();
+    int valid;
+    Py_BEGIN_ALLOW_THREADS
+    valid = verify_signed(verify, &job, buffer);
+    Py_END_ALLOW_THREADS
+    if (buffer != stack) PyMem_Free(buffer);
     return PyBool_FromLong(valid);
+}
+
+/* verify_signatures(verify_address, items): verify_signature's answer for each (encoded, author, signature) of
+ * the sequence items, as a list. The GIL is released once for the whole batch, so a worker thread can check a
+ * batch while the thread that reads the network goes on (one release per message would hand the GIL back and
+ * forth and stall both). */
+static PyObject *verify_signatures(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "verify_signatures(verify_address, items)");
+        return NULL;
+    }
+    VerifyDetached verify = (VerifyDetached)PyLong_AsVoidPtr(args[0]);
+    if (!verify && PyErr_Occurred()) return NULL;
+    PyObject *items = PySequence_Fast(args[1], "verify_signatures takes a sequence of (encoded, author, signature)");
+    if (!items) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(items), longest = 0;
+    Signed *jobs = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *jobs);
+    signed char *verdicts = PyMem_Malloc((size_t)(n ? n : 1)); /* 1, 0, or -1: not a classic message's */
+    unsigned char *buffer = NULL;
+    PyObject *result = NULL;
+    if (!jobs || !verdicts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i); /* the items (and so each encoding) live till done */
+        verdicts[i] = -1;
+        if (verify && PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3
+            && signed_part(PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1), PyTuple_GET_ITEM(item, 2),
+                           &jobs[i])) {
+            verdicts[i] = 0;
+            if (jobs[i].at > longest) longest = jobs[i].at;
+        }
+    }
+    if (!(buffer = PyMem_RawMalloc((size_t)longest + 2))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (verdicts[i] == 0) verdicts[i] = (signed char)verify_signed(verify, &jobs[i], buffer);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(buffer);
+    if (!(result = PyList_New(n))) goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyList_SET_ITEM(result, i, verdicts[i] < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(verdicts[i]));
+done:
+    PyMem_Free(jobs);
+    PyMem_Free(verdicts);
+    Py_DECREF(items);
+    return result;
 }
 
 /* env_flag(name) -> True when the environment variable name is "1" now. os.environ writes through to the C
@@ -525,6 +605,8 @@ static PyMethodDef methods[] = {
      "True when a message value passes every shape rule (size aside) by the common route; False: ask Python."},
     {"verify_signature", (PyCFunction)(void (*)(void))verify_signature, METH_FASTCALL,
      "verify_signature(verify_address, encoded, author, signature) -> bool, or None: ask Python."},
+    {"verify_signatures", (PyCFunction)(void (*)(void))verify_signatures, METH_FASTCALL,
+     "verify_signatures(verify_address, items) -> [verify_signature's answer for each (encoded, author, signature)]."},
     {"v8_indent", v8_indent, METH_O,
      "JSON.stringify(JSON.parse(text), null, 2) as UTF-8 bytes when provably exact and strict, else None."},
     {"binary_sha256", binary_sha256, METH_O,

@@ -125,9 +125,10 @@ def _exact(value: Any, indent: int) -> bytes:
         raise InvalidJson("the value is nested too deeply to serialize", code="json-depth") from None
 
 
-def encode_compact(value: Any) -> bytes:
-    """``JSON.stringify(value)`` as UTF-8 bytes (the transport form, and private-box plaintext)."""
-    if is_plain(value):
+def encode_compact(value: Any, *, plain: bool | None = None) -> bytes:
+    """``JSON.stringify(value)`` as UTF-8 bytes (the transport form, and private-box plaintext); ``plain`` skips
+    the walk when the caller already knows (as `encode`)."""
+    if plain or (plain is None and is_plain(value)):
         try:
             return orjson.dumps(value)
         except orjson.JSONEncodeError:

@@ -213,11 +213,12 @@ class FeedValidator:
         self.stopped: dict[str, InvalidMessage] = dict(stopped or {})
         self.history = history
 
-    def push(self, msg: Message | NativeMessage, finding: str | None = None) -> bool:
+    def push(self, msg: Message | NativeMessage, finding: str | None = None, *, proven: bool = False) -> bool:
         """Validate one message; True when it is new and valid (the caller may store it).
 
         ``finding`` is the strict JSON rule its text broke, when the caller parsed text (a lone surrogate is also
-        found in the encoding).
+        found in the encoding). ``proven``: `ssblab.core.message.prove_signatures` found its signature valid, so
+        the check is not made twice (on the main network only: with an HMAC key it is always made).
         """
         report = self.report
         report.checked += 1
@@ -236,7 +237,8 @@ class FeedValidator:
             head = report.heads.get(author) if author else None
             if head is not None and self.history is not None and isinstance(msg, Message):
                 self._check_history(head, msg)
-            head = validate_next(head, msg, self.hmac_key, compiled=self.compiled)
+            head = validate_next(head, msg, self.hmac_key, check_sig=not (proven and self.hmac_key is None),
+                                 compiled=self.compiled)
         except Duplicate:
             report.duplicates += 1
             return False

@@ -22,3 +22,5 @@ class Received:
     skipped: str | None = None  # a record that holds no message, and why ("deleted")
     finding: str | None = None  # a strict JSON rule the text broke that JS accepts ("json-surrogate", …)
     native: NativeMessage | None = None  # a message of a newer feed format (bendy butt, buttwoo), verified alone
+    proven: bool = False  # its signature verified already (`ssblab.core.message.prove_signatures`): not checked again
+    plain: bool | None = None  # its value is plain (`ssblab.core.encoding.is_plain`) or not; None: not known

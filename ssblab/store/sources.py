@@ -36,8 +36,9 @@ def parse_record(data: bytes, where: str) -> Received:
             if item["key"] != msg.id:
                 raise InvalidMessage(Rule.JSON, f"record key {item['key']} is not the value's id {msg.id}")
             stamp = item.get("timestamp")
-            return Received(where, msg, stamp if type(stamp) in (int, float) else None, finding=broke)
-        return Received(where, Message.from_value(item, plain=plain), finding=broke)
+            return Received(where, msg, stamp if type(stamp) in (int, float) else None, finding=broke,
+                            plain=plain or None)  # decode proves plain text; False is only "not proved"
+        return Received(where, Message.from_value(item, plain=plain), finding=broke, plain=plain or None)
     except InvalidMessage as exc:
         return Received(where, error=InvalidMessage(exc.rule, f"{exc.detail} at {where}", fatal=exc.fatal))
 

@@ -162,8 +162,8 @@ class Store:
                 continue
             msg = received.message
             assert msg is not None
-            if validator.push(msg, received.finding):
-                rows.append(_row(msg, received.received or now))
+            if validator.push(msg, received.finding, proven=received.proven):
+                rows.append(_row(msg, received.received or now, received.plain))
                 touched[msg.author] = validator.report.heads[msg.author]
         new_forks = validator.report.forks[forks_before:]
         self.db.execute("BEGIN IMMEDIATE")
@@ -243,11 +243,11 @@ def _write_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
     return StoreError(f"{path}: cannot write the store ({exc}); nothing of this batch was stored", code=code)
 
 
-def _row(msg: Message, received: float) -> tuple[Any, ...]:
+def _row(msg: Message, received: float, plain: bool | None) -> tuple[Any, ...]:
     content = msg.content
     kind = content.get("type") if isinstance(content, dict) else None
     return (msg.id, msg.author, int(msg.sequence), received, kind if isinstance(kind, str) else None,
-            encode_compact(msg.value))
+            encode_compact(msg.value, plain=plain))
 
 
 def _fork_row(fork: Fork, now: float) -> tuple[Any, ...]:

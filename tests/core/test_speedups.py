@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from ssblab import InvalidJson, InvalidMessage, Keypair, create_message
 from ssblab.core import compiled, ed25519
 from ssblab.core.encoding import is_plain
-from ssblab.core.message import _check_fields, check_shape, check_signature
+from ssblab.core.message import _check_fields, check_shape, check_signature, prove_signatures
 from ssblab.core.strict_json import parse_json
 from ssblab.core.v8_json import stringify
+from ssblab.core.validate import FeedValidator
 from tests.core.test_encoding import json_values, texts
 
 speedups: Any = compiled.built()  # the extension itself, called directly here
@@ -212,3 +213,42 @@ def test_signature_errors_are_the_same_on_both_routes(route: str) -> None:
     with pytest.raises(InvalidMessage, match="signature does not verify") as info:
         check_signature(forged)
     assert (info.value.code, info.value.author, info.value.sequence) == ("signature", KEYPAIR.id, 1)
+
+
+def test_verify_signatures_is_verify_signature_over_a_batch() -> None:
+    if speedups is None:
+        pytest.skip("ssblab.core._speedups is not built")
+    address, value = ed25519.verify_address(), FIRST.value
+    tampered = FIRST.encoded.replace(b"hello", b"hellO")
+    calls = [(FIRST.encoded, value["author"], value["signature"]), (tampered, value["author"], value["signature"]),
+             (SECOND.encoded, SECOND.value["author"], SECOND.value["signature"]),
+             (FIRST.encoded + b" ", value["author"], value["signature"]), (FIRST.encoded, None, value["signature"])]
+    expected = [speedups.verify_signature(address, *call) for call in calls]
+    assert expected == [True, False, True, None, None]
+    assert speedups.verify_signatures(address, calls) == expected
+    assert speedups.verify_signatures(address, [*calls, "not a tuple", (1, 2)]) == [*expected, None, None]
+    assert speedups.verify_signatures(0, calls) == [None] * len(calls)
+    assert speedups.verify_signatures(address, []) == []
+
+
+def test_prove_signatures_proves_only_what_check_signature_accepts(route: str) -> None:
+    forged = type(FIRST).from_value({**FIRST.value, "content": {"type": "post", "text": "hellO"}})
+    unsigned = type(FIRST).from_value({key: v for key, v in FIRST.value.items() if key != "signature"})
+    proofs = prove_signatures([FIRST, forged, SECOND, unsigned])
+    assert proofs == ([True, False, True, False] if route == "compiled" else [False] * 4)
+    check_signature(FIRST)
+    check_signature(SECOND)
+    with pytest.raises(InvalidMessage, match="signature does not verify"):
+        check_signature(forged)
+
+
+def test_a_proof_skips_the_check_on_the_main_network_only() -> None:
+    forged = type(FIRST).from_value({**FIRST.value, "content": {"type": "post", "text": "hellO"}})
+    assert FeedValidator().push(forged, proven=True)  # the caller's proof is taken: it skips the same check
+    assert not FeedValidator().push(forged)
+    key = base64.b64encode(bytes(32)).decode()
+    signed = create_message(KEYPAIR, {"type": "post", "text": "hello"}, timestamp=1, hmac_key=key)
+    tampered = type(signed).from_value({**signed.value, "content": {"type": "post", "text": "hellO"}})
+    validator = FeedValidator(key)
+    assert not validator.push(tampered, proven=True)  # a proof is of a main-network signature: checked anyway
+    assert validator.report.errors[0].code == "signature"
