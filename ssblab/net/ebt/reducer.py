@@ -162,7 +162,7 @@ def _on_note(d: Draft, peer_id: str, feed: str, note: Note, now: float) -> None:
         d.set_rep(peer_id, feed, FeedRep(rx=False, tx=True, sent=seq))
         d.set_notes(peer_id, feed, local, local < seq and other is None)
     elif not rep.rx and seq > local and (other is None or seq > d.peer_clock(other).get(feed, 0)):
-        d.update_peer(peer_id, ts=now)
+        d.touch(peer_id, now)
         d.set_notes(peer_id, feed, local, True)
         if other is not None:
             d.set_notes(other, feed, local, False)  # the new peer is further ahead: it takes over
@@ -199,7 +199,7 @@ def _on_message(d: Draft, ev: MessageReceived) -> None:
     pending = max(local, d.queued.get(ev.author, local))
     if seq != pending + 1 or not d.shares(ev.author, ev.peer):
         return  # on its way to the store already, or a gap the shell could not validate
-    d.update_peer(ev.peer, ts=ev.now)
+    d.touch(ev.peer, ev.now)
     d.set_queued(ev.author, seq)
     d.effects.append(Append(ev.peer, ev.message))
 
