@@ -4,11 +4,19 @@ Strategy: one `EbtShell` per process holds the single `EbtState` for every peer.
 events (a message value → ``MessageReceived``, any other object → ``NotesReceived``), a 1 s timer becomes ``Tick``,
 and events that arrive within one loop turn are applied in one step (``step_all``); effects are carried out in
 order: notes and messages go to the peer's outbound queue (so a range is written
-before later single messages, as the core's contract asks), ``Append`` effects collect into one batch that
-``LiveStore.append`` validates and commits at the end of the loop turn, each answered by ``Appended`` or
-``AppendFailed``; ``PersistClock`` writes the peer's clock to `ClockStore` for request skipping next time.
+before later single messages, as the core's contract asks), ``Append`` effects are parsed at once and collect
+into batches that ``LiveStore.append`` validates and commits (group commit: a burst makes few big transactions,
+since each costs an fsync), each answered by ``Appended`` or ``AppendFailed``; ``PersistClock`` writes the peer's
+clock to `ClockStore` for request skipping next time.
 
-Invariants: a message reaches the store only through validation; a feed whose message fails is blocked for that
+Signature checks, most of the CPU a message costs, run ahead of the commit in worker threads of the loop's default
+executor (`prove_signatures`: up to ``SIGNATURE_BATCH`` messages a call, ``CHECKERS`` calls at once, libsodium
+without the GIL), so the event loop goes on decrypting and stepping the core on the other core meanwhile. A commit
+takes the longest prefix of the pending appends whose checks are over, so appends reach the store in the core's
+order; the workers only prove (a proof lets the validator skip the same check), and every verdict is the store's.
+
+Invariants: a message reaches the store only through validation, and on the loop's thread (SQLite and the core
+stay there; the worker sees only immutable messages); a feed whose message fails is blocked for that
 peer by the core and reported as a `ReplicationError`; the client side ends when ``is_caught_up`` holds (or never,
 in live mode), or within a tick of the connection closing; with a `Budget`, a message it refuses is not stored.
 """
@@ -18,11 +26,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from ssblab.core.encoding import is_plain
 from ssblab.core.errors import InvalidMessage
-from ssblab.core.message import Message
+from ssblab.core.message import Message, prove_signatures
 from ssblab.net.aio import DuplexStream, RpcConnection
 from ssblab.net.ebt import (
     Append,
@@ -50,14 +61,33 @@ from ssblab.replicate.clocks import ClockStore
 from ssblab.replicate.errors import ReplicationError
 from ssblab.replicate.hub import LiveStore, load_value
 from ssblab.replicate.limits import Budget
+from ssblab.store.received import Received
 
-__all__ = ["EBT_ARGS", "GROUP_COMMIT", "IDLE_POLL", "TICK", "EbtClient", "EbtShell"]
+__all__ = ["CHECKERS", "COMMIT_AT", "COMMIT_DELAY", "EBT_ARGS", "GROUP_COMMIT", "IDLE_POLL", "SIGNATURE_BATCH", "TICK",
+           "EbtClient", "EbtShell"]
 
 TICK = 1.0
 IDLE_POLL = 0.01  # seconds between checks whether a client session has caught up
-GROUP_COMMIT = 0.05  # seconds
+GROUP_COMMIT = 0.05  # seconds between looks at what is ready to commit
+COMMIT_AT = 2000  # ready messages that are committed at the next look, even while more arrive
+COMMIT_DELAY = 0.25  # seconds at most between commits while messages keep arriving
+CHECKERS = 2  # batches of signature checks in worker threads at once: one queued while one runs, both at the end
+SIGNATURE_BATCH = 512  # messages per batch at most (about 40 ms of libsodium): the GIL changes hands once a batch
 EBT_ARGS = {"version": 3, "format": "classic"}
 _END = object()
+
+
+@dataclass(slots=True)
+class _Pending:
+    """One Append on its way to the store: the message parsed (or why it is none), whether the worker's
+    signature check is over (``checked``) and proved the signature (``proven``), and whether the value is plain."""
+
+    peer: str
+    value: Any
+    outcome: Message | InvalidMessage
+    checked: bool
+    proven: bool = False
+    plain: bool | None = None
 
 
 class EbtShell:
@@ -71,7 +101,13 @@ class EbtShell:
         self.state = EbtState.initial(heads, local_id=local_id)
         self.errors: list[ReplicationError] = []
         self._out: dict[str, asyncio.Queue[Any]] = {}
-        self._appends: list[tuple[str, Any]] = []
+        self._appends: list[_Pending] = []  # in the core's order; committed from the front
+        self._unchecked: deque[tuple[_Pending, Message]] = deque()  # appends whose signature check has not started
+        self._checking = 0  # batches of signature checks in worker threads now
+        self._offload = live.store.hmac_key is None  # proofs are of main-network signatures
+        self._commit: asyncio.TimerHandle | None = None  # the next look at what is ready (`_flush`)
+        self._arrived = False  # an Append came since the last look
+        self._window = 0.0  # loop time of the last commit, or of the first Append after a quiet spell
         self._events: list[Event] = []  # events waiting for the end of the loop turn (`_later`)
         self.want(wanted)
         live.listeners.append(self._on_stored)
@@ -83,6 +119,9 @@ class EbtShell:
                 self._later(Appended(msg.author, msg.sequence, msg.value, self._now()))
 
     def close(self) -> None:
+        for pending, _ in self._unchecked:  # no new checks: a pending commit lets the validator check these itself
+            pending.checked = True
+        self._unchecked.clear()
         if self._on_stored in self.live.listeners:
             self.live.listeners.remove(self._on_stored)
         self.clocks.close()
@@ -177,36 +216,80 @@ class EbtShell:
             else:
                 out.put_nowait(_END)
         elif isinstance(effect, Append):
-            if not self._appends:  # group commit: one transaction per GROUP_COMMIT window, not per message
-                asyncio.get_running_loop().call_later(GROUP_COMMIT, self._flush)
-            self._appends.append((effect.peer, effect.message))
+            self._appends.append(self._pending(effect.peer, effect.message))
+            self._arrived = True
+            if self._commit is None:  # group commit: one transaction for many messages, not one each
+                loop = asyncio.get_running_loop()
+                self._window, self._commit = loop.time(), loop.call_later(GROUP_COMMIT, self._flush)
+            self._check()
         elif isinstance(effect, PersistClock):
             self.remote_clocks[effect.peer] = dict(effect.clock)
             self.clocks.save(effect.peer, effect.clock)
 
+    def _pending(self, peer: str, value: Any) -> _Pending:
+        """Parse an appended value now, and queue its signature check for the workers."""
+        plain = is_plain(value)  # once: the store's compact encoding needs the same walk
+        try:
+            msg = Message.from_value(value, plain=plain)
+        except InvalidMessage as exc:
+            return _Pending(peer, value, exc, checked=True)
+        pending = _Pending(peer, value, msg, checked=not self._offload, plain=plain)
+        if self._offload:
+            self._unchecked.append((pending, msg))
+        return pending
+
+    def _check(self) -> None:
+        """Hand the next batch of signature checks to a worker thread, unless ``CHECKERS`` are busy already."""
+        if self._checking >= CHECKERS or not self._unchecked:
+            return
+        batch = [self._unchecked.popleft() for _ in range(min(SIGNATURE_BATCH, len(self._unchecked)))]
+        future = asyncio.get_running_loop().run_in_executor(None, prove_signatures, [msg for _, msg in batch])
+        self._checking += 1
+        future.add_done_callback(lambda done: self._checked([pending for pending, _ in batch], done))
+
+    def _checked(self, batch: list[_Pending], done: asyncio.Future[list[bool]]) -> None:
+        """A batch is back from the worker (a failed check proves nothing: the validator checks those itself)."""
+        self._checking -= 1
+        proofs = done.result() if not done.cancelled() and done.exception() is None else [False] * len(batch)
+        for pending, proof in zip(batch, proofs, strict=True):
+            pending.checked, pending.proven = True, proof
+        self._check()
+        if not (self._checking or self._arrived) and self._commit is not None:
+            self._commit.cancel()  # the last checks of a burst that has ended: commit now, not at the next look
+            self._flush()
+
     def _flush(self) -> None:
-        """Validate and store every pending Append in one transaction; answer each one."""
-        batch, self._appends = self._appends, []
-        parsed: list[tuple[str, Any, Message | InvalidMessage]] = []
-        for peer, value in batch:
-            try:
-                msg = Message.from_value(value)
-            except InvalidMessage as exc:
-                parsed.append((peer, value, exc))
-                continue
-            if self.budget is not None and not self.budget.take(len(msg.encoded)):
+        """Every GROUP_COMMIT seconds while Appends wait: commit those whose signature checks are over once a burst
+        pauses, COMMIT_AT of them are ready, or COMMIT_DELAY has passed (a commit costs an fsync, so a burst makes
+        few big ones); validate and store them in one transaction and answer each one."""
+        loop = asyncio.get_running_loop()
+        ready = next((i for i, pending in enumerate(self._appends) if not pending.checked), len(self._appends))
+        due = ready >= COMMIT_AT or not self._arrived or loop.time() - self._window >= COMMIT_DELAY
+        self._arrived = False
+        if not (ready and due):
+            self._commit = loop.call_later(GROUP_COMMIT, self._flush)
+            return
+        batch, self._appends = self._appends[:ready], self._appends[ready:]
+        self._window = loop.time()
+        self._commit = loop.call_later(GROUP_COMMIT, self._flush) if self._appends else None
+        taken: list[_Pending] = []
+        for pending in batch:
+            outcome = pending.outcome
+            if isinstance(outcome, Message) and self.budget is not None and not self.budget.take(len(outcome.encoded)):
                 break  # the run stops; what the budget refused is not stored
-            parsed.append((peer, value, msg))
-        report = self.live.append(m for _, _, m in parsed if isinstance(m, Message))  # `_on_stored`: Appended
+            taken.append(pending)
+        report = self.live.append(Received("ebt", p.outcome, proven=p.proven, plain=p.plain)
+                                  for p in taken if isinstance(p.outcome, Message))  # `_on_stored`: Appended
         errors = {(e.author, e.sequence): e for e in report.errors}
-        for peer, value, outcome in parsed:
+        for pending in taken:
+            value, outcome = pending.value, pending.outcome
             author, seq = value.get("author"), value.get("sequence")
             if isinstance(outcome, Message) and (author, seq) not in errors and self.live.sequence(author) >= seq:
                 continue
             error = outcome if isinstance(outcome, InvalidMessage) else errors.get((author, seq), "not stored")
-            self.errors.append(ReplicationError(f"{author} from {peer} (ebt): {error}", feed=author,
+            self.errors.append(ReplicationError(f"{author} from {pending.peer} (ebt): {error}", feed=author,
                                                 code=getattr(error, "code", "ebt")))
-            self._step(AppendFailed(peer, author, str(error)))
+            self._step(AppendFailed(pending.peer, author, str(error)))
 
 
 class EbtClient:

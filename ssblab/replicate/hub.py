@@ -23,6 +23,7 @@ from ssblab.core.message import Message
 from ssblab.core.validate import ValidationReport
 from ssblab.friends import contact_edges
 from ssblab.store import Store
+from ssblab.store.received import Received
 
 __all__ = ["BLOB_REF", "PAGE", "LiveStore", "load_value", "wire_record"]
 
@@ -38,15 +39,16 @@ class LiveStore:
         self._changed = asyncio.Event()
         self.listeners: list[Callable[[list[Message]], None]] = []
 
-    def append(self, items: Iterable[Message]) -> ValidationReport:
+    def append(self, items: Iterable[Message | Received]) -> ValidationReport:
         """`Store.append`, then wake live readers and tell listeners which messages the feeds now hold."""
-        messages = list(items)
-        report = self.store.append(messages)
+        entries = list(items)
+        report = self.store.append(entries)
         if report.valid:
             self._changed.set()
             self._changed = asyncio.Event()
             failed = {(e.author, e.sequence) for e in report.errors}
-            held = [m for m in messages if (m.author, m.sequence) not in failed
+            messages = (entry.message if isinstance(entry, Received) else entry for entry in entries)
+            held = [m for m in messages if m is not None and (m.author, m.sequence) not in failed
                     and self.sequence(m.author) >= m.sequence]
             for listener in self.listeners:
                 listener(held)

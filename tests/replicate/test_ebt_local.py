@@ -100,3 +100,44 @@ def test_ebt_live_pushes_messages_appended_later(tmp_path: Path) -> None:
 
     asyncio.run(asyncio.wait_for(main(), 60))
     assert replica.head(author.id).id == new.id  # type: ignore[union-attr]
+
+
+def test_a_forged_signature_over_ebt_stops_the_feed_with_the_store_verdict(tmp_path: Path) -> None:
+    """Signature checks run ahead in a worker thread, but only prove: a forged message in the middle of a burst is
+    the store's ``signature`` error, its valid prefix is stored, and nothing after it."""
+    from collections.abc import AsyncIterator
+    from typing import Any
+
+    from ssblab.core.keys import Keypair
+    from ssblab.net.address import MultiserverAddress
+    from ssblab.net.aio import Handler, serve
+    from ssblab.net.ebt import encode_note
+    from ssblab.net.muxrpc import CallType
+    from tests.signed import signed_posts
+
+    author, server_key = Keypair.generate(bytes([41]) * 32), SigningKey(bytes([42]) * 32)
+    good = signed_posts(author, 600)
+    forged = dict(good[400].value, content={"type": "post", "text": "not what was signed"})
+    sent = [m.value for m in good[:400]] + [forged] + [m.value for m in good[401:]]
+
+    async def ebt(conn: object, incoming: AsyncIterator[Any], *args: Any) -> AsyncIterator[Any]:
+        yield {author.id: encode_note(len(good), False)}  # the server's notes go first
+        for value in sent:
+            yield value
+        async for _ in incoming:  # until the client ends the stream
+            pass
+
+    async def main() -> object:
+        listener = await serve(server_key, handlers={"ebt.replicate": Handler(CallType.DUPLEX, ebt)})
+        address = MultiserverAddress("127.0.0.1", listener.sockets[0].getsockname()[1], bytes(server_key.verify_key))
+        try:
+            options = ReplicateOptions(mode="ebt", feeds=(Want(author.id, None, "test"),))
+            return await replicate(address, LiveStore(replica), ME, options)
+        finally:
+            listener.close()
+
+    replica = Store(tmp_path / "b")
+    result = asyncio.run(asyncio.wait_for(main(), 60))
+    assert [m.id for m in replica.feed(author.id)] == [m.id for m in good[:400]]
+    assert result.errors and {e.feed for e in result.errors} == {author.id}  # type: ignore[attr-defined]
+    assert result.errors[0].code == "signature", result.errors  # type: ignore[attr-defined]
