@@ -64,7 +64,7 @@ from ssblab.replicate.limits import Budget
 from ssblab.store.received import Received
 
 __all__ = ["CHECKERS", "COMMIT_AT", "COMMIT_DELAY", "EBT_ARGS", "GROUP_COMMIT", "IDLE_POLL", "SIGNATURE_BATCH", "TICK",
-           "EbtClient", "EbtShell"]
+           "UNCHECKED_MAX", "EbtClient", "EbtShell"]
 
 TICK = 1.0
 IDLE_POLL = 0.01  # seconds between checks whether a client session has caught up
@@ -73,6 +73,9 @@ COMMIT_AT = 2000  # ready messages that are committed at the next look, even whi
 COMMIT_DELAY = 0.25  # seconds at most between commits while messages keep arriving
 CHECKERS = 2  # batches of signature checks in worker threads at once: one queued while one runs, both at the end
 SIGNATURE_BATCH = 512  # messages per batch at most (about 40 ms of libsodium): the GIL changes hands once a batch
+# Appends waiting for a worker at most: past it the validator checks them on the loop at commit, which slows the
+# reading down, so a peer that sends faster than the workers check cannot make the queue grow without bound.
+UNCHECKED_MAX = 8 * SIGNATURE_BATCH
 EBT_ARGS = {"version": 3, "format": "classic"}
 _END = object()
 
@@ -233,8 +236,9 @@ class EbtShell:
             msg = Message.from_value(value, plain=plain)
         except InvalidMessage as exc:
             return _Pending(peer, value, exc, checked=True)
-        pending = _Pending(peer, value, msg, checked=not self._offload, plain=plain)
-        if self._offload:
+        offload = self._offload and len(self._unchecked) < UNCHECKED_MAX
+        pending = _Pending(peer, value, msg, checked=not offload, plain=plain)
+        if offload:
             self._unchecked.append((pending, msg))
         return pending
 

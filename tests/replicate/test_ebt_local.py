@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from nacl.signing import SigningKey
 
 from ssblab.replicate.clocks import ClockStore
@@ -102,9 +103,11 @@ def test_ebt_live_pushes_messages_appended_later(tmp_path: Path) -> None:
     assert replica.head(author.id).id == new.id  # type: ignore[union-attr]
 
 
-def test_a_forged_signature_over_ebt_stops_the_feed_with_the_store_verdict(tmp_path: Path) -> None:
+@pytest.mark.parametrize("count", [600, 6_000])
+def test_a_forged_signature_over_ebt_stops_the_feed_with_the_store_verdict(tmp_path: Path, count: int) -> None:
     """Signature checks run ahead in a worker thread, but only prove: a forged message in the middle of a burst is
-    the store's ``signature`` error, its valid prefix is stored, and nothing after it."""
+    the store's ``signature`` error, its valid prefix is stored, and nothing after it. The long burst outruns the
+    workers (past ``UNCHECKED_MAX`` waiting, the validator checks on the loop): the same verdicts."""
     from collections.abc import AsyncIterator
     from typing import Any
 
@@ -116,9 +119,9 @@ def test_a_forged_signature_over_ebt_stops_the_feed_with_the_store_verdict(tmp_p
     from tests.signed import signed_posts
 
     author, server_key = Keypair.generate(bytes([41]) * 32), SigningKey(bytes([42]) * 32)
-    good = signed_posts(author, 600)
-    forged = dict(good[400].value, content={"type": "post", "text": "not what was signed"})
-    sent = [m.value for m in good[:400]] + [forged] + [m.value for m in good[401:]]
+    good, at = signed_posts(author, count), count * 2 // 3
+    forged = dict(good[at].value, content={"type": "post", "text": "not what was signed"})
+    sent = [m.value for m in good[:at]] + [forged] + [m.value for m in good[at + 1:]]
 
     async def ebt(conn: object, incoming: AsyncIterator[Any], *args: Any) -> AsyncIterator[Any]:
         yield {author.id: encode_note(len(good), False)}  # the server's notes go first
@@ -138,6 +141,6 @@ def test_a_forged_signature_over_ebt_stops_the_feed_with_the_store_verdict(tmp_p
 
     replica = Store(tmp_path / "b")
     result = asyncio.run(asyncio.wait_for(main(), 60))
-    assert [m.id for m in replica.feed(author.id)] == [m.id for m in good[:400]]
+    assert [m.id for m in replica.feed(author.id)] == [m.id for m in good[:at]]
     assert result.errors and {e.feed for e in result.errors} == {author.id}  # type: ignore[attr-defined]
     assert result.errors[0].code == "signature", result.errors  # type: ignore[attr-defined]
