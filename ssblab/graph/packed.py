@@ -267,11 +267,11 @@ def packed_components(graph: PackedGraph, *, strong: bool = False) -> np.ndarray
         return connected_components(follows.by_source, directed=True, connection="strong")[1]  # type: ignore[no-any-return]
     reverse = EdgeKind(follows.by_target, follows.by_source)
     out, into = np.diff(follows.by_source.indptr), np.diff(follows.by_target.indptr)
-    seen = np.zeros(len(out), dtype=bool)
     if not follows.by_source.nnz:
         return np.arange(len(out))
     first = follows.by_source.indices[np.minimum(follows.by_source.indptr[:-1], follows.by_source.nnz - 1)]
     follows_itself_only = (out == 1) & (into == 1) & (first == np.arange(len(out)))
+    seen = np.zeros(len(out), dtype=bool)
     seen[int(np.argmax(out + into))] = True
     frontier, left = seen.copy(), int(np.count_nonzero((out + into > 0) & ~follows_itself_only)) - 1
     while left > 0 and frontier.any():
