@@ -227,8 +227,8 @@ class FollowNetwork:
         return pa.table({"id": self._id_column, "pagerank": pa.array(ranks, pa.float64())})
 
     def components(self, *, strong: bool = False) -> Any:
-        """``id, component``: the weakly (or ``strong``ly) connected components of the follow graph, numbered
-        0, 1, … in the order of their smallest feed id."""
+        """``id, component``: the weakly (or, with ``strong``, strongly) connected components of the follow graph,
+        numbered 0, 1, … in the order of their smallest feed id."""
         import pyarrow as pa
 
         if self.packed.local is not None:
