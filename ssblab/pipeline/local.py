@@ -92,10 +92,10 @@ def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False
     keyed = facts.append_column("feed", pc.if_else(pc.fill_null(in_feed, False), facts["author"], loose))
     ordered = run_sql(_CLEAN_CHAINS.replace("{finding}", "finding IS NULL" if strict else "true"), facts=keyed)
     schema = ddl_schema(verdicts_ddl(carry))
-    valid = ordered.filter(ordered["clean"])
-    fixed = {"verdict": pa.repeat(pa.scalar(VALID), len(valid))}
-    parts = [pa.Table.from_arrays([fixed[f.name] if f.name in fixed else valid[f.name] if f.name in valid.column_names
-                                   else pa.nulls(len(valid), f.type) for f in schema], schema=schema)]
+    clean = ordered.filter(ordered["clean"])
+    valid = clean.append_column("verdict", pa.repeat(pa.scalar(VALID), len(clean)))  # no code, detail, …: nulls
+    parts = [pa.Table.from_arrays([valid[f.name] if f.name in valid.column_names else pa.nulls(len(valid), f.type)
+                                   for f in schema], schema=schema)]
     replayed = ordered.filter(pc.invert(ordered["clean"]))
     rows = (row for batch in replayed.to_batches(max_chunksize=8192) for row in batch.to_pylist())
     parts += [pa.Table.from_batches([arrow_batch(chunk, schema)])
