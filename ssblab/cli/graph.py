@@ -73,8 +73,9 @@ def _stats(args: argparse.Namespace) -> int:
         print(json.dumps(stats))
         return 0
     print(f"{stats['feeds']} feeds, {stats['follows']} follows, {stats['mutual_follows']} mutual pairs")
-    print(f"degree: max in {stats['degree']['max_in']}, max out {stats['degree']['max_out']}, "
-          f"mean out {stats['degree']['mean_out']:.2f}")
+    if stats["feeds"]:  # no feeds, no degrees (null in --json)
+        print(f"degree: max in {stats['degree']['max_in']}, max out {stats['degree']['max_out']}, "
+              f"mean out {stats['degree']['mean_out']:.2f}")
     for key in ("components", "strong_components"):
         print(f"{key.replace('_', ' ')}: {stats[key]['count']} (largest {stats[key]['largest']})")
     for row in stats["pagerank"]:

@@ -51,6 +51,7 @@ __all__ = [
     "message_id_of",
     "strip_signature",
     "utf16_length",
+    "well_formed",
 ]
 
 _MAX_SAFE_INTEGER = 2**53
@@ -211,6 +212,14 @@ def has_lone_surrogate(encoded: bytes) -> bool:
     """Whether an encoding (`encode`'s output) holds a string with a lone surrogate: V8 escapes those, and
     only those, as ``\\ud800``-``\\udfff`` (an escaped backslash before ``ud…`` is text)."""
     return b"\\ud" in encoded and _ESCAPED_SURROGATE.search(encoded) is not None
+
+
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, as JavaScript's ``toWellFormed`` (and Node, when it
+    writes a string as UTF-8): what an Arrow or Parquet string column can hold."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def utf16_length(encoded: bytes) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ssblab.core.encoding import encode_compact
+from ssblab.core.encoding import encode_compact, well_formed
 from ssblab.core.errors import InvalidMessage, Rule
 from ssblab.core.message import Message, check_shape, check_signature
 from ssblab.core.native import NativeMessage
@@ -86,7 +86,7 @@ def _message_row(pos: int, msg: Message, received: float | None, stage: str | No
         previous if isinstance(previous, str) else None,
         float(ts) if type(ts) in (int, float) else None, received, stage,
         error.rule.value if error else None, error.detail if error else None, error.fatal if error else None,
-        CLASSIC, finding, kind if isinstance(kind, str) else None, content, isinstance(body, str),
+        CLASSIC, finding, well_formed(kind) if isinstance(kind, str) else None, content, isinstance(body, str),
     )
 
 
@@ -99,7 +99,7 @@ def _native_row(record: RawRecord, msg: NativeMessage, received: float | None,
     content = encode_compact(body).decode("utf-8", "surrogatepass") if with_content else None
     return (record.pos, msg.author, msg.id, msg.sequence, orjson.dumps(msg.sequence).decode(), msg.previous,
             float(msg.timestamp), received, None, None, None, None, msg.format, None,
-            kind if isinstance(kind, str) else None, content, isinstance(body, str))
+            well_formed(kind) if isinstance(kind, str) else None, content, isinstance(body, str))
 
 
 def _as_int64(value: Any) -> int | None:

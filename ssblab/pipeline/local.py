@@ -1,11 +1,12 @@
 """The local engine's pipeline: the same steps as Spark's, in this process and a pool of processes, into Arrow.
 
 Strategy: the source is cut into more splits than there are cores; a pool of worker processes computes the facts
-of each split (`facts.split_facts`: the parse and the signature check, the expensive part) and sends them back
-as Arrow IPC. This process then sorts the facts by feed and replays them (`verdicts.verdict_rows`), runs the
-table queries of `ssblab.pipeline.tables` in DuckDB, derives the content tables in the pool (each message's content
-parsed once for all six), and adds the timestamp columns with `ssblab.core.schema.arrow_timestamps`. Nothing here
-needs a JVM.
+of each split (`facts.split_facts`: the parse and the signature check, the expensive part) and, while each
+message is at hand, the rows it would give the six content tables (its content parsed once for all six), and
+sends both back as Arrow IPC. This process then decides the verdicts (`verdicts_table`: clean chains in one
+DuckDB query, the other feeds replayed by `verdicts.verdict_rows`), keeps the content rows of valid messages,
+runs the table queries of `ssblab.pipeline.tables` in DuckDB, and adds the timestamp columns with
+`ssblab.core.schema.arrow_timestamps`. Nothing here needs a JVM.
 
 Invariants: the tables equal the Spark engine's row for row (tests/pipeline/test_local.py); the pool is
 `ssblab.pipeline.pool`'s (a small source is done in this process alone).
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ssblab.core.schema import TABLES, arrow_schema, arrow_timestamps
 from ssblab.pipeline import tables as catalog
-from ssblab.pipeline.facts import FACTS_DDL, split_facts
+from ssblab.pipeline.facts import FACT_FIELDS, FACTS_DDL, split_facts
 from ssblab.pipeline.pool import cores, is_parallel, local_splits, pool_map, worker_pool
 from ssblab.pipeline.sources import plan_splits
 from ssblab.pipeline.splits import Split, arrow_batch
@@ -29,21 +30,48 @@ from ssblab.pipeline.verdicts import VALID, verdict_rows, verdicts_ddl
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-__all__ = ["build_tables", "facts_table", "messages_table", "sorted_table", "verdicts_table"]
+__all__ = ["FACTS", "build_tables", "messages_table", "sorted_table", "split_tables", "valid_rows", "verdicts_table"]
 
 T = TypeVar("T")
-DERIVE_ROWS = 20_000  # messages per batch of the content tables, at most
+FACTS = "facts"  # the facts table among `split_tables`' answers
 
 
-def _facts_ipc(split: Split, hmac_key: bytes | None, with_content: bool) -> bytes:
-    """One split's facts as an Arrow IPC stream (a worker's answer: one buffer, no pickled rows)."""
+def _split_tables(split: Split, hmac_key: bytes | None, with_content: bool) -> dict[str, bytes]:
+    """One split's facts and, with content, the content-table rows of its records that may be valid messages
+    (`tables.derivable`; each row with the record's ``pos``, by which `build_tables` keeps those of valid ones), as
+    Arrow IPC streams: a worker's answer, one buffer per table and no pickled rows."""
+    schema = ddl_schema(FACTS_DDL)
+    facts = []
+    derived: dict[str, list[tuple[Any, ...]]] = {name: [] for name in catalog.DERIVED} if with_content else {}
+    for rows in split_facts([split], hmac_key, with_content):
+        facts.append(arrow_batch(rows, schema))
+        for row in rows if with_content else ():
+            fact = dict(zip(FACT_FIELDS, row, strict=True))
+            if catalog.derivable(fact):
+                for table, found in catalog.derive_message(fact):
+                    derived[table].append((fact["pos"], *found))
+    answer = {FACTS: _ipc(schema, facts)}
+    for name, rows in derived.items():
+        schema = _positioned(name)
+        answer[name] = _ipc(schema, [arrow_batch(rows, schema)])
+    return answer
+
+
+def _positioned(table: str) -> Any:
+    """A content table's columns before its timestamps, after the ``pos`` of the record each row came from."""
     import pyarrow as pa
 
-    schema = ddl_schema(FACTS_DDL)
+    return pa.schema([pa.field("pos", pa.int64()), *(f.with_nullable(True) for f in arrow_schema(table)
+                                                    if f.name in catalog.base_columns(table))])
+
+
+def _ipc(schema: Any, batches: list[Any]) -> bytes:
+    import pyarrow as pa
+
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, schema) as writer:
-        for rows in split_facts([split], hmac_key, with_content):
-            writer.write_batch(arrow_batch(rows, schema))
+        for batch in batches:
+            writer.write_batch(batch)
     return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
 
 
@@ -53,28 +81,30 @@ def _read_ipc(data: bytes) -> Any:
     return pa.ipc.open_stream(data).read_all()
 
 
-def facts_table(splits: Sequence[Split], *, hmac_key: bytes | None, with_content: bool, pool: Executor | None,
-                on_split: Callable[[int], None] | None = None) -> Any:
-    """The facts of every split, in ``pos`` order (splits are in log order)."""
+def split_tables(splits: Sequence[Split], *, hmac_key: bytes | None, with_content: bool, pool: Executor | None,
+                 on_split: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """`FACTS` (every split's facts, in ``pos`` order) and, with content, the content tables' rows of every
+    record that may be a valid message, each after its ``pos`` (`_split_tables`)."""
     import pyarrow as pa
 
-    parts = []
-    for data in pool_map(pool, _Facts(hmac_key, with_content), splits):
-        part = _read_ipc(data)
-        parts.append(part)
+    parts: dict[str, list[Any]] = {FACTS: [], **({name: [] for name in catalog.DERIVED} if with_content else {})}
+    for answer in pool_map(pool, _SplitTables(hmac_key, with_content), splits):
+        for name, data in answer.items():
+            parts[name].append(_read_ipc(data))
         if on_split:
-            on_split(part.num_rows)
-    return pa.concat_tables(parts) if parts else ddl_schema(FACTS_DDL).empty_table()
+            on_split(parts[FACTS][-1].num_rows)
+    empty = {FACTS: ddl_schema(FACTS_DDL), **{name: _positioned(name) for name in parts if name != FACTS}}
+    return {name: pa.concat_tables(found) if found else empty[name].empty_table() for name, found in parts.items()}
 
 
-class _Facts:
-    """`_facts_ipc` with its options bound (picklable, unlike a closure)."""
+class _SplitTables:
+    """`_split_tables` with its options bound (picklable, unlike a closure)."""
 
     def __init__(self, hmac_key: bytes | None, with_content: bool) -> None:
         self.hmac_key, self.with_content = hmac_key, with_content
 
-    def __call__(self, split: Split) -> bytes:
-        return _facts_ipc(split, self.hmac_key, self.with_content)
+    def __call__(self, split: Split) -> dict[str, bytes]:
+        return _split_tables(split, self.hmac_key, self.with_content)
 
 
 def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False) -> Any:
@@ -155,49 +185,12 @@ def messages_table(verdicts: Any) -> Any:
     return with_timestamps("messages", run_sql(catalog.messages_sql(), verdicts=verdicts))
 
 
-def _derive_ipc(data: bytes) -> dict[str, bytes]:
-    """Every derived table's rows of a batch of messages rows (each content parsed once), as Arrow IPC."""
-    import pyarrow as pa
+def valid_rows(table: Any, verdicts: Any) -> Any:
+    """The rows of a content table (`split_tables`) whose record's verdict is valid, without their ``pos``."""
+    import pyarrow.compute as pc
 
-    rows = _read_ipc(data).to_pylist()
-    out = {}
-    for name, derivation in catalog.DERIVED.items():
-        schema = pa.schema([f.with_nullable(True) for f in arrow_schema(name) if f.name in
-                            catalog.base_columns(name)])
-        table = pa.Table.from_batches([arrow_batch(list(catalog.derive(derivation, rows)), schema)])
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, schema) as writer:
-            writer.write_table(table)
-        out[name] = sink.getvalue().to_pybytes()
-    return out
-
-
-def derived_tables(messages: Any, pool: Executor | None, workers: int = 1) -> dict[str, Any]:
-    """The six content tables of a ``messages`` table (in about four batches per worker of the pool)."""
-    import pyarrow as pa
-
-    wanted = messages.filter(messages["valid"]).select(
-        ["id", "author", "sequence", "timestamp", "valid", "is_private", "type", "content"])
-    chunks = []
-    for batch in wanted.to_batches(max_chunksize=min(DERIVE_ROWS, max(1, -(-wanted.num_rows // (4 * workers))))):
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, batch.schema) as writer:
-            writer.write_batch(batch)
-        chunks.append(sink.getvalue().to_pybytes())
-    parts: dict[str, list[Any]] = {name: [] for name in catalog.DERIVED}
-    for answer in pool_map(pool, _derive_ipc, chunks):
-        for name, data in answer.items():
-            parts[name].append(_read_ipc(data))
-    return {name: with_timestamps(name, _concat(name, found)) for name, found in parts.items()}
-
-
-def _concat(table: str, parts: list[Any]) -> Any:
-    import pyarrow as pa
-
-    if parts:
-        return pa.concat_tables(parts)
-    schema = arrow_schema(table)
-    return pa.schema([f for f in schema if f.name in catalog.base_columns(table)]).empty_table()
+    valid = verdicts.filter(pc.equal(verdicts["verdict"], VALID))["pos"].combine_chunks()
+    return table.filter(pc.is_in(table["pos"], value_set=valid)).drop_columns(["pos"])
 
 
 def blobs_table(links: Any, sizes: Any) -> Any:
@@ -242,10 +235,11 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: b
     if parallel:
         _load_arrow()
     with worker_pool(workers if parallel else 1) as pool:
-        facts = facts_table(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
-        messages = messages_table(verdicts_table(facts, catalog.CARRY, strict))
-        del facts
-        found = {"messages": messages, **derived_tables(messages, pool, workers if parallel else 1)}
+        found = split_tables(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
+    verdicts = verdicts_table(found.pop(FACTS), catalog.CARRY, strict)
+    found = {name: with_timestamps(name, valid_rows(rows, verdicts)) for name, rows in found.items()}
+    found["messages"] = messages_table(verdicts)
+    del verdicts
     found["blobs"] = blobs_table(found["links"], empty_sizes() if sizes is None else sizes)
     found["follows"] = follows_table(found["contacts"])
     found["names"] = names_table(found["abouts"])

@@ -14,12 +14,14 @@ network); every derived row carries its message's ``id`` and ``author``; output 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from ssblab.core.encoding import well_formed
 from ssblab.core.schema import TABLES
 from ssblab.pipeline import extract
 from ssblab.pipeline.verdicts import DUPLICATE, VALID
@@ -35,10 +37,13 @@ __all__ = [
     "Dialect",
     "base_columns",
     "blobs_sql",
+    "derivable",
     "derive",
+    "derive_message",
     "follows_sql",
     "messages_sql",
     "names_sql",
+    "parse_content",
 ]
 
 CARRY = ("previous", "received", "type", "content", "is_private")  # facts columns the messages table needs
@@ -137,6 +142,10 @@ class Derivation:
     def head(self) -> list[str]:
         return [c for c in base_columns(self.table) if c in ("id", "author", "sequence", "timestamp")]
 
+    def reads(self, kind: str | None) -> bool:
+        """Whether messages of this ``type`` give rows."""
+        return self.types is None or kind in self.types
+
 
 def _one(extractor: Callable[[dict[str, Any]], tuple[Any, ...] | None]) -> Callable[[dict[str, Any]],
                                                                                   Iterable[tuple[Any, ...]]]:
@@ -157,15 +166,52 @@ DERIVED: dict[str, Derivation] = {d.table: d for d in (
 )}
 
 
-def derive(derivation: Derivation, messages: Iterable[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+def derive(derivation: Derivation, messages: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Any, ...]]:
     """The rows (`base_columns` order) of ``messages`` rows (with ``valid``, ``is_private``, ``type``,
     ``content`` and the head columns) that the derivation reads."""
-    head = derivation.head
     for row in messages:
-        if not row["valid"] or row["is_private"]:
-            continue
-        if derivation.types is not None and row["type"] not in derivation.types:
-            continue
-        key = tuple(row[name] for name in head)
-        for tail in derivation.rows(orjson.loads(row["content"])):
-            yield key + tail
+        if row["valid"] and not row["is_private"] and derivation.reads(row["type"]):
+            yield from _rows(derivation, row, parse_content(row["content"]))
+
+
+def derive_message(message: Mapping[str, Any]) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    """``(table, row)`` for every content-table row of one valid public message (its ``type``, ``content`` and
+    head columns), its content parsed once for all the tables."""
+    content = parse_content(message["content"])
+    for derivation in DERIVED.values():
+        if derivation.reads(message["type"]):
+            for row in _rows(derivation, message, content):
+                yield derivation.table, row
+
+
+def _rows(derivation: Derivation, message: Mapping[str, Any], content: Any) -> Iterator[tuple[Any, ...]]:
+    key = tuple(message[name] for name in derivation.head)
+    for tail in derivation.rows(content):
+        yield key + tail
+
+
+def derivable(facts: Mapping[str, Any]) -> bool:
+    """Whether a record's facts (`ssblab.pipeline.facts.FACT_FIELDS`) can give content-table rows: it passed its
+    own checks, is public and has every column `messages_sql` requires. Its verdict decides the rest."""
+    return (facts["stage"] is None and not facts["is_private"] and facts["content"] is not None
+            and None not in (facts["id"], facts["author"], facts["sequence"], facts["timestamp"]))
+
+
+def parse_content(text: str) -> Any:
+    """A message's content JSON text as Python values, with every lone surrogate (which JS allows in a string,
+    and Arrow's UTF-8 columns cannot hold) replaced by U+FFFD, as Node does when it writes the string as UTF-8."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # orjson refuses lone surrogates, which JSON.parse accepts
+        return _well_formed(json.loads(text))
+
+
+def _well_formed(value: Any) -> Any:
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        return {well_formed(k): _well_formed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_well_formed(v) for v in value]
+    return value
+

@@ -94,3 +94,17 @@ def test_bad_arguments_fail_clearly(dataset: tuple[Path, list[Any]], tmp_path: P
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (argv, err)
+
+
+def test_stats_of_a_log_without_follows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A network with no contact messages has no degrees: the text says what it has, ``--json`` gives nulls."""
+    from ssblab.core import Keypair, create_message
+
+    author = Keypair.generate(bytes([17]) * 32)
+    first = create_message(author, {"type": "post", "text": "alone \ud800"}, timestamp=1)
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(first.value) + "\n")
+    text = run(capsys, "graph", "stats", "--data", str(log), "--no-cache")
+    assert text.splitlines()[0] == "0 feeds, 0 follows, 0 mutual pairs" and "degree" not in text
+    stats = run(capsys, "graph", "stats", "--data", str(log), "--no-cache", "--json")
+    assert stats["degree"] == {"max_in": None, "max_out": None, "mean_out": None} and stats["pagerank"] == []

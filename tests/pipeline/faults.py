@@ -6,6 +6,7 @@ breaks the signature, a re-signed one does not). Shared by the verification, exp
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,8 @@ def _line(value: Any) -> bytes:
 
 def fault_lines() -> list[bytes]:
     """Lines in log order: feeds whose faults cover every rule and the chain's corner cases."""
-    keys = [Keypair.generate(bytes([40 + i]) * 32) for i in range(8)]
-    ok, forked, gap, stopped, late, signed, shapes, dup = keys
+    keys = [Keypair.generate(bytes([40 + i]) * 32) for i in range(9)]
+    ok, forked, gap, stopped, late, signed, shapes, dup, odd = keys
     a = signed_posts(ok, 4)
     f = signed_posts(forked, 4)
     fork_next = create_message(forked, {"type": "post", "text": "fork"}, previous=f[1], timestamp=7)
@@ -36,6 +37,10 @@ def fault_lines() -> list[bytes]:
     d = signed_posts(dup, 3)
     sh = signed_posts(shapes, 2)
     base = dict(sh[1].value)
+    # Lone surrogates, which JS accepts in a string (a finding: valid unless strict); Arrow columns hold U+FFFD.
+    lone = create_message(odd, {"type": "post", "text": "lone \ud800", "channel": "\udc00", "mentions": [
+        {"link": a[0].id, "name": "\ud800"}], "\udfff": ok.id}, timestamp=1)
+    odd_type = create_message(odd, {"type": "odd\ud83d", "root": lone.id}, previous=lone, timestamp=2)
     lines: list[bytes] = [
         _line(a[0]), _line(f[0]), _line(g[0]), _line(s[0]), _line(d[0]), _line(sh[0]),
         b"{not json", b"   ", b"[1, 2]", b'"a string"',
@@ -52,6 +57,7 @@ def fault_lines() -> list[bytes]:
         orjson.dumps({"key": a[1].id, "value": a[1].value, "timestamp": 12.5}),
         orjson.dumps({"key": a[0].id, "value": a[2].value, "timestamp": 13}),  # a record whose key lies
         _line(a[2]), _line(a[3]), _line(sh[1]),
+        json.dumps(lone.value).encode(), json.dumps(odd_type.value).encode(),  # orjson refuses lone surrogates
     ]
     return lines
 

@@ -95,6 +95,22 @@ def test_follows_and_names_are_the_latest_state(local_dataset: Path) -> None:
     assert _scalar(f"SELECT count(*) FROM read_parquet('{_glob(local_dataset, 'names')}')") > 0
 
 
+def test_lone_surrogates_become_replacement_characters(local_dataset: Path) -> None:
+    """JS accepts a string with half a surrogate pair, which no Arrow or Parquet string can hold: the content
+    tables and the type column hold U+FFFD in its place (as Node writes it in UTF-8); ``content`` keeps the text
+    as signed, with its escape."""
+    posts = {r["text"]: r for r in _rows(local_dataset / "posts")}
+    lone = posts["lone \ufffd"]
+    assert lone["channel"] == "\ufffd" and len(lone["mentions"]) == 1
+    messages = _glob(local_dataset, "messages")
+    content = _scalar(f"SELECT content FROM read_parquet('{messages}') WHERE id = '{lone['id']}'")
+    assert '"text":"lone \\ud800"' in content
+    kinds = {r["id"]: r["type"] for r in _rows(local_dataset / "messages") if r["valid"]}
+    assert "odd\ufffd" in kinds.values()
+    paths = {r["path"] for r in _rows(local_dataset / "links") if r["id"] == lone["id"]}
+    assert "$['\ufffd']" in paths
+
+
 def _scalar(sql: str) -> Any:
     import duckdb
 

@@ -170,7 +170,7 @@ def test_local_clean_chains_decide_as_the_replay(fault_log: Path, tmp_path: Path
     second = create_message(odd, {"type": "post", "text": "after"}, previous=first, timestamp=2)
     log = tmp_path / "log.jsonl"
     log.write_bytes(fault_log.read_bytes() + b"".join(json.dumps(m.value).encode() + b"\n" for m in (first, second)))
-    facts = local.facts_table(plan_splits(log), hmac_key=None, with_content=False, pool=None)
+    facts = local.split_tables(plan_splits(log), hmac_key=None, with_content=False, pool=None)[local.FACTS]
     decided = sorted((tuple(row.values()) for row in local.verdicts_table(facts, strict=strict).to_pylist()),
                      key=lambda row: row[0])
     every = sorted(facts.to_pylist(), key=lambda r: (feed_key(r["author"], r["pos"]), r["pos"]))

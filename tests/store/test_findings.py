@@ -28,8 +28,10 @@ AUTHOR = Keypair.generate(bytes([91]) * 32)
 def feed() -> list[bytes]:
     first = create_message(AUTHOR, {"type": "post", "text": "half a pair: \ud83d"}, timestamp=1)
     second = create_message(AUTHOR, {"type": "post", "text": "fine"}, previous=first, timestamp=2)
+    odd_type = create_message(AUTHOR, {"type": "odd\udc00", "text": "a type SQLite cannot hold as it is"},
+                              previous=second, timestamp=3)
     assert b"\\ud83d" in first.encoded  # V8 escapes it; the id and signature cover that text
-    return [json.dumps(first.value).encode(), encode_compact(second.value)]
+    return [json.dumps(first.value).encode(), encode_compact(second.value), json.dumps(odd_type.value).encode()]
 
 
 def ssblab(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -41,10 +43,13 @@ def test_import_verify_and_replicate_follow_js(tmp_path: Path) -> None:
     source.write_bytes(b"\n".join(feed()) + b"\n")
     done = ssblab("import", str(source), "--store", str(tmp_path / "s"), "--json")
     report = json.loads(done.stdout)
-    assert done.returncode == 0 and report["valid"] == 2
-    assert [f["code"] for f in report["findings"]] == ["json-surrogate"] and report["findings"][0]["sequence"] == 1
+    assert done.returncode == 0 and report["valid"] == 3
+    assert [(f["code"], f["sequence"]) for f in report["findings"]] == [("json-surrogate", 1), ("json-surrogate", 3)]
+    with Store(tmp_path / "s") as store:  # the type index holds U+FFFD; the value, the text as signed
+        kind, value = store.db.execute("SELECT type, value FROM messages WHERE sequence = 3").fetchone()
+        assert kind == "odd\ufffd" and b'"type":"odd\\udc00"' in bytes(value)
     text = ssblab("verify", str(tmp_path / "s"))
-    assert text.returncode == 0 and b"1 valid messages break a strict JSON rule" in text.stdout
+    assert text.returncode == 0 and b"2 valid messages break a strict JSON rule" in text.stdout
     assert json.loads(ssblab("verify", str(tmp_path / "s"), "--json").stdout)["findings"][0]["code"] == "json-surrogate"
 
     async def pull() -> int:
@@ -55,7 +60,7 @@ def test_import_verify_and_replicate_follow_js(tmp_path: Path) -> None:
             assert result.errors == [] and result.unserved == []
             return replica.count()
 
-    assert asyncio.run(asyncio.wait_for(pull(), 30)) == 2
+    assert asyncio.run(asyncio.wait_for(pull(), 30)) == 3
     assert verify_path(tmp_path / "r").findings[0].code == "json-surrogate"
 
 
@@ -65,7 +70,7 @@ def test_strict_refuses_it(tmp_path: Path) -> None:
     done = ssblab("import", str(source), "--store", str(tmp_path / "s"), "--json", "--strict")
     report = json.loads(done.stdout)
     assert done.returncode == 1 and report["valid"] == 0
-    assert [e["code"] for e in report["errors"]] == ["json", "feed-stopped"]
+    assert [e["code"] for e in report["errors"]] == ["json", "feed-stopped", "json"]
     assert "json-surrogate" in report["errors"][0]["message"] and "--strict" in report["errors"][0]["message"]
     assert ssblab("verify", str(source), "--strict").returncode == 1
     assert ssblab("verify", str(source)).returncode == 0
