@@ -1,5 +1,5 @@
 import sys
 
-from ssblab.cli import main
+from ssblab.cli import run
 
-sys.exit(main())
+sys.exit(run())

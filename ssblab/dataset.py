@@ -27,6 +27,8 @@ from ssblab.pipeline.engines import Engine, LocalEngine, SparkEngine, resolve_en
 from ssblab.pipeline.export import MANIFEST
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from pyspark.sql import DataFrame, SparkSession
 
     from ssblab.graph.network import FollowNetwork
@@ -67,13 +69,16 @@ def open_dataset(path: str | Path, *, engine: str | Engine | None = None, spark:
         return Dataset(path, chosen, manifest=_manifest(path))
     if cache and isinstance(chosen, LocalEngine):
         from ssblab.core.message import hmac_key_bytes
-        from ssblab.pipeline.cache import verified_dataset
+        from ssblab.pipeline import cache as kept
 
         try:
-            folder = verified_dataset(path, hmac_key=hmac_key_bytes(hmac_key), workers=chosen.workers)
-        except OSError:  # the cache cannot be written (a read-only home, a full disk): verify in memory
+            folder = kept.kept_folder(path, hmac_key_bytes(hmac_key))
+            if kept.is_kept(folder):
+                return Dataset(path, chosen, manifest=_manifest(folder), folder=folder)
+        except OSError:  # an unreadable cache: verify in memory
             return Dataset(path, chosen, built=_build(path, chosen, hmac_key))
-        return Dataset(path, chosen, manifest=_manifest(folder), folder=folder)
+        built = _build(path, chosen, hmac_key)
+        return Dataset(path, chosen, built=built, keeping=kept.keep_in_background(built, folder, path))
     return Dataset(path, chosen, built=_build(path, chosen, hmac_key))
 
 
@@ -94,15 +99,14 @@ def _manifest(path: Path) -> dict[str, Any]:
 
 def _build(source: Path, engine: Engine, hmac_key: Any) -> dict[str, Any]:
     """Every table of a source, verified, as the engine's relations."""
-    from ssblab.core.message import hmac_key_bytes
-
     if isinstance(engine, SparkEngine):
         from ssblab.pipeline.spark import build_frames
 
         return build_frames(engine.spark, source, hmac_key=hmac_key)
-    from ssblab.pipeline.local import build_tables
+    from ssblab.pipeline.export import local_tables
+    from ssblab.pipeline.sources import resolve_source
 
-    return build_tables(source, hmac_key=hmac_key_bytes(hmac_key), workers=engine.workers)
+    return local_tables(resolve_source(source)[1], hmac_key=hmac_key, workers=engine.workers)
 
 
 def _read_parquet(name: str, folder: Path, columns: list[str] | None) -> Any:
@@ -128,16 +132,24 @@ class Dataset:
         engine: the engine its analyses run on.
         manifest: the manifest of a Parquet dataset (None for a source built in memory).
         folder: where the Parquet files are: ``path``, or the source's verified dataset in the cache (None for a
-            source built in memory).
+            source built in memory, including one verified now whose dataset is being kept: `wait_kept`).
     """
 
     def __init__(self, path: Path, engine: Engine, *, manifest: dict[str, Any] | None = None,
-                 built: dict[str, Any] | None = None, folder: Path | None = None) -> None:
+                 built: dict[str, Any] | None = None, folder: Path | None = None,
+                 keeping: Future[Path | None] | None = None) -> None:
         self.path = path
         self.engine = engine
         self.manifest = manifest
         self.folder = None if built is not None else folder or path
         self._built = built
+        self._keeping = keeping
+
+    def wait_kept(self) -> Path | None:
+        """Wait until the verified dataset of a source opened for the first time is kept in the cache (it is
+        written in the background while the tables are used from memory); its folder, the dataset's own folder,
+        or None when nothing is kept (``cache=False``, Spark, or a cache that cannot be written)."""
+        return self._keeping.result() if self._keeping is not None else self.folder
 
     def __repr__(self) -> str:
         return f"Dataset({str(self.path)!r}, engine={self.engine.name!r})"

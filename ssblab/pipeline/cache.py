@@ -25,18 +25,20 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from ssblab import __version__
 from ssblab.core.schema import DATASET_VERSION
-from ssblab.pipeline.engines import LocalEngine
-from ssblab.pipeline.export import MANIFEST, export_dataset
+from ssblab.pipeline.export import MANIFEST, local_tables, write_tables
 from ssblab.pipeline.sources import blob_folder, held_blobs, resolve_source
 
-__all__ = ["IN_USE", "KEEP", "PRODUCERS", "cache_dir", "code_digest", "source_digest", "verified_cache_dir",
-           "verified_dataset"]
+__all__ = ["IN_USE", "KEEP", "PRODUCERS", "cache_dir", "code_digest", "is_kept", "keep", "keep_in_background",
+           "kept_folder", "source_digest", "verified_cache_dir", "verified_dataset"]
 
 KEEP = 8
 IN_USE = 600
@@ -105,6 +107,45 @@ def _read_files(kind: str, where: Path) -> Iterator[tuple[Path, str]]:
                     yield path, "archive-blobs/" + path.relative_to(folder).as_posix()
 
 
+def kept_folder(source: str | Path, hmac_key: bytes | None = None) -> Path:
+    """Where the verified dataset of ``source``'s bytes is kept (whether or not it is there yet)."""
+    return verified_cache_dir() / source_digest(source, hmac_key)
+
+
+def is_kept(folder: Path) -> bool:
+    """Whether a kept dataset is complete in ``folder`` (and then marked most recently used: kept longest)."""
+    if not (folder / MANIFEST).is_file():
+        return False
+    os.utime(folder)
+    return True
+
+
+def keep(tables: dict[str, Any], folder: Path, source: str | Path) -> Path:
+    """Write the local engine's tables of ``source`` (`export.local_tables`) into the cache at ``folder``."""
+    write_tables(tables, folder, source)
+    _prune(folder.parent)
+    return folder
+
+
+def keep_in_background(tables: dict[str, Any], folder: Path, source: str | Path) -> Future[Path | None]:
+    """`keep`, in a thread: the Parquet writer releases the GIL, so the analysis that opened the source runs
+    meanwhile (a process waits for the thread before it exits). The future's result is the folder, or None where
+    the cache cannot be written (a read-only home, a full disk): then nothing is kept."""
+    done: Future[Path | None] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(keep(tables, folder, source))
+        except OSError:
+            done.set_result(None)
+        except BaseException as exc:  # a defect: whoever waits gets it, and the thread reports it too
+            done.set_exception(exc)
+            raise
+
+    threading.Thread(target=run, name="ssblab-keep-dataset").start()
+    return done
+
+
 def verified_dataset(source: str | Path, *, hmac_key: bytes | None = None, workers: int | None = None) -> Path:
     """The Parquet dataset of ``source``: the kept one for these bytes, or one verified and written now on the
     local engine (``workers``: its processes).
@@ -112,12 +153,9 @@ def verified_dataset(source: str | Path, *, hmac_key: bytes | None = None, worke
     Raises:
         SourceError: ``source`` is nothing ssblab reads.
     """
-    folder = verified_cache_dir() / source_digest(source, hmac_key)
-    if (folder / MANIFEST).is_file():
-        os.utime(folder)  # most recently used: kept longest
-        return folder
-    export_dataset(source, folder, engine=LocalEngine(workers), hmac_key=hmac_key)
-    _prune(folder.parent)
+    folder = kept_folder(source, hmac_key)
+    if not is_kept(folder):
+        keep(local_tables(resolve_source(source)[1], hmac_key=hmac_key, workers=workers), folder, source)
     return folder
 
 

@@ -39,7 +39,8 @@ from ssblab.pipeline.splits import SPLIT_BYTES
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["MANIFEST", "ExportError", "ExportSummary", "export_dataset", "export_parquet"]
+__all__ = ["MANIFEST", "ExportError", "ExportSummary", "export_dataset", "export_parquet", "local_tables",
+           "write_tables"]
 
 MANIFEST = "_ssblab_dataset.json"
 _SPARK_LEFTOVERS = ("_SUCCESS", "._SUCCESS.crc")
@@ -88,24 +89,59 @@ def export_dataset(source: str | Path, out: str | Path, *, engine: str | Engine 
     out = Path(out).absolute()
     _check_destination(out, where)
     chosen = resolve_engine(engine, spark=spark, master=master)
+    if isinstance(chosen, SparkEngine):
+        session = chosen.spark
+        return _staged(out, source, chosen.name, lambda staging: _write_spark(
+            session, where, staging, hmac_key, strict, split_bytes or SPLIT_BYTES, progress))
+    found = local_tables(where, hmac_key=hmac_key, strict=strict, workers=chosen.workers, split_bytes=split_bytes,
+                         on_records=on_records)
+    return write_tables(found, out, source)
+
+
+def local_tables(source: Path, *, hmac_key: Any = None, strict: bool = False, workers: int | None = None,
+                 split_bytes: int | None = None, on_records: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Every table of a source, verified on the local engine, with the sizes of the blobs it holds
+    (`export_dataset` says what the arguments mean)."""
+    import pyarrow as pa
+
+    held = held_blobs(source)
+    sizes = pa.table({"blob": pa.array([b for b, _ in held], pa.string()),
+                      "size": pa.array([s for _, s in held], pa.int64())})
+    return local.build_tables(source, hmac_key=hmac_key_bytes(hmac_key), strict=strict, workers=workers,
+                              sizes=sizes, split_bytes=split_bytes, on_records=on_records)
+
+
+def write_tables(found: dict[str, Any], out: str | Path, source: str | Path) -> ExportSummary:
+    """Write the local engine's tables of ``source`` (`local_tables`) as a dataset at ``out``, atomically."""
+    import pyarrow.parquet as pq
+
+    def write(staging: Path) -> dict[str, int]:
+        for name, table in found.items():
+            (staging / name).mkdir(parents=True)
+            pq.write_table(local.sorted_table(name, table), staging / name / "part-00000.parquet",
+                           compression="zstd")
+        return {name: table.num_rows for name, table in found.items()}
+
+    return _staged(Path(out).absolute(), source, "local", write)
+
+
+def _staged(out: Path, source: str | Path, engine: str, write: Callable[[Path], dict[str, int]]) -> ExportSummary:
+    """Run ``write`` into a hidden sibling of ``out`` (it returns the row counts), add the manifest, and rename
+    the whole into place."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
     try:
-        if isinstance(chosen, SparkEngine):
-            counts = _write_spark(chosen.spark, where, staging, hmac_key, strict, split_bytes or SPLIT_BYTES,
-                                  progress)
-        else:
-            counts = _write_local(where, staging, hmac_key, strict, chosen.workers, split_bytes, on_records)
+        counts = write(staging)
         _tidy(staging)
         manifest = {"format": "ssblab-dataset", "version": DATASET_VERSION, "ssblab": __version__,
-                    "source": str(source), "engine": chosen.name,
+                    "source": str(source), "engine": engine,
                     "tables": {name: {"rows": counts[name], "columns": [c.name for c in TABLES[name]]}
                                for name in TABLES}}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         _swap_in(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ExportSummary(out, counts, _folder_bytes(out), chosen.name)
+    return ExportSummary(out, counts, _folder_bytes(out), engine)
 
 
 def export_parquet(spark: SparkSession, source: str | Path, out: str | Path, *, hmac_key: Any = None,
@@ -142,22 +178,6 @@ def _swap_in(staging: Path, out: Path) -> None:
 
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.parquet"))
-
-
-def _write_local(source: Path, staging: Path, hmac_key: Any, strict: bool, workers: int | None,
-                 split_bytes: int | None, on_records: Callable[[int], None] | None) -> dict[str, int]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    held = held_blobs(source)
-    sizes = pa.table({"blob": pa.array([b for b, _ in held], pa.string()),
-                      "size": pa.array([s for _, s in held], pa.int64())})
-    found = local.build_tables(source, hmac_key=hmac_key_bytes(hmac_key), strict=strict, workers=workers,
-                               sizes=sizes, split_bytes=split_bytes, on_records=on_records)
-    for name, table in found.items():
-        (staging / name).mkdir(parents=True)
-        pq.write_table(local.sorted_table(name, table), staging / name / "part-00000.parquet", compression="zstd")
-    return {name: table.num_rows for name, table in found.items()}
 
 
 def _write_spark(spark: SparkSession, source: Path, staging: Path, hmac_key: Any, strict: bool, split_bytes: int,

@@ -30,7 +30,8 @@ from ssblab.pipeline.verdicts import VALID, verdict_rows, verdicts_ddl
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-__all__ = ["FACTS", "build_tables", "messages_table", "sorted_table", "split_tables", "valid_rows", "verdicts_table"]
+__all__ = ["FACTS", "build_tables", "messages_table", "sorted_table", "split_tables", "valid_positions",
+           "valid_rows", "verdicts_table"]
 
 T = TypeVar("T")
 FACTS = "facts"  # the facts table among `split_tables`' answers
@@ -107,7 +108,7 @@ class _SplitTables:
         return _split_tables(split, self.hmac_key, self.with_content)
 
 
-def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False) -> Any:
+def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False, con: Any = None) -> Any:
     """Verdict rows (`verdicts.verdicts_ddl`) of a facts table: each feed's facts replayed in ``pos`` order
     (``strict``: a message that breaks a strict JSON rule JS accepts is invalid).
 
@@ -120,7 +121,8 @@ def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False
     in_feed = pc.and_(pc.is_valid(facts["author"]), pc.not_equal(facts["author"], ""))
     loose = pc.binary_join_element_wise("\0", pc.cast(facts["pos"], pa.string()), "")
     keyed = facts.append_column("feed", pc.if_else(pc.fill_null(in_feed, False), facts["author"], loose))
-    ordered = run_sql(_CLEAN_CHAINS.replace("{finding}", "finding IS NULL" if strict else "true"), facts=keyed)
+    ordered = run_sql(_CLEAN_CHAINS.replace("{finding}", "finding IS NULL" if strict else "true"), con=con,
+                      facts=keyed)
     schema = ddl_schema(verdicts_ddl(carry))
     clean = ordered.filter(ordered["clean"])
     valid = clean.append_column("verdict", pa.repeat(pa.scalar(VALID), len(clean)))  # no code, detail, …: nulls
@@ -171,39 +173,53 @@ def with_timestamps(table: str, base: Any) -> Any:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def run_sql(query: str, **relations: Any) -> Any:
-    """A `tables` query over Arrow tables, in DuckDB."""
+def run_sql(query: str, *, con: Any = None, **relations: Any) -> Any:
+    """A `tables` query over Arrow tables, in DuckDB: on ``con`` (one connection for a build's queries: opening
+    one costs about 20 ms), or on a connection of its own."""
     import duckdb
 
-    with duckdb.connect() as con:
-        for name, relation in relations.items():
-            con.register(name, relation)
+    if con is None:
+        with duckdb.connect() as own:
+            return run_sql(query, con=own, **relations)
+    for name, relation in relations.items():
+        con.register(name, relation)
+    try:
         return con.sql(query.format(**{name: name for name in relations})).to_arrow_table()
+    finally:
+        for name in relations:
+            con.unregister(name)
 
 
-def messages_table(verdicts: Any) -> Any:
-    return with_timestamps("messages", run_sql(catalog.messages_sql(), verdicts=verdicts))
+def messages_table(verdicts: Any, con: Any = None) -> Any:
+    return with_timestamps("messages", run_sql(catalog.messages_sql(), con=con, verdicts=verdicts))
 
 
-def valid_rows(table: Any, verdicts: Any) -> Any:
-    """The rows of a content table (`split_tables`) whose record's verdict is valid, without their ``pos``."""
+def valid_positions(verdicts: Any) -> Any:
+    """The ``pos`` of every valid message (an Arrow array)."""
     import pyarrow.compute as pc
 
-    valid = verdicts.filter(pc.equal(verdicts["verdict"], VALID))["pos"].combine_chunks()
-    return table.filter(pc.is_in(table["pos"], value_set=valid)).drop_columns(["pos"])
+    narrow = verdicts.select(["pos", "verdict"])
+    return narrow.filter(pc.equal(narrow["verdict"], VALID))["pos"].combine_chunks()
 
 
-def blobs_table(links: Any, sizes: Any) -> Any:
-    found = run_sql(catalog.blobs_sql(), links=links, sizes=sizes)
+def valid_rows(table: Any, positions: Any) -> Any:
+    """The rows of a content table (`split_tables`) whose record is at one of ``positions``, without ``pos``."""
+    import pyarrow.compute as pc
+
+    return table.filter(pc.is_in(table["pos"], value_set=positions)).drop_columns(["pos"])
+
+
+def blobs_table(links: Any, sizes: Any, con: Any = None) -> Any:
+    found = run_sql(catalog.blobs_sql(), con=con, links=links, sizes=sizes)
     return with_timestamps("blobs", found.rename_columns(["blob", "size", "references", "first_referenced"]))
 
 
-def follows_table(contacts: Any) -> Any:
-    return with_timestamps("follows", run_sql(catalog.follows_sql(catalog.DUCKDB), contacts=contacts))
+def follows_table(contacts: Any, con: Any = None) -> Any:
+    return with_timestamps("follows", run_sql(catalog.follows_sql(catalog.DUCKDB), con=con, contacts=contacts))
 
 
-def names_table(abouts: Any) -> Any:
-    return with_timestamps("names", run_sql(catalog.names_sql(), abouts=abouts))
+def names_table(abouts: Any, con: Any = None) -> Any:
+    return with_timestamps("names", run_sql(catalog.names_sql(), con=con, abouts=abouts))
 
 
 def empty_sizes() -> Any:
@@ -236,13 +252,17 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: b
         _load_arrow()
     with worker_pool(workers if parallel else 1) as pool:
         found = split_tables(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
-    verdicts = verdicts_table(found.pop(FACTS), catalog.CARRY, strict)
-    found = {name: with_timestamps(name, valid_rows(rows, verdicts)) for name, rows in found.items()}
-    found["messages"] = messages_table(verdicts)
-    del verdicts
-    found["blobs"] = blobs_table(found["links"], empty_sizes() if sizes is None else sizes)
-    found["follows"] = follows_table(found["contacts"])
-    found["names"] = names_table(found["abouts"])
+    import duckdb
+
+    with duckdb.connect() as con:
+        verdicts = verdicts_table(found.pop(FACTS), catalog.CARRY, strict, con)
+        valid = valid_positions(verdicts)
+        found = {name: with_timestamps(name, valid_rows(rows, valid)) for name, rows in found.items()}
+        found["messages"] = messages_table(verdicts, con)
+        del verdicts
+        found["blobs"] = blobs_table(found["links"], empty_sizes() if sizes is None else sizes, con)
+        found["follows"] = follows_table(found["contacts"], con)
+        found["names"] = names_table(found["abouts"], con)
     return {name: found[name] for name in TABLES}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -138,9 +139,10 @@ class Derivation:
     types: tuple[str, ...] | None
     rows: Callable[[dict[str, Any]], Iterable[tuple[Any, ...]]]
 
-    @property
-    def head(self) -> list[str]:
-        return [c for c in base_columns(self.table) if c in ("id", "author", "sequence", "timestamp")]
+    @cached_property
+    def head(self) -> tuple[str, ...]:
+        """The columns taken from the message, in the table's order."""
+        return tuple(c for c in base_columns(self.table) if c in ("id", "author", "sequence", "timestamp"))
 
     def reads(self, kind: str | None) -> bool:
         """Whether messages of this ``type`` give rows."""

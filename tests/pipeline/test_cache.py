@@ -39,24 +39,27 @@ def _rows(ds: Any, name: str) -> list[dict[str, Any]]:
 
 
 def test_a_source_is_verified_once_and_read_back_equal(cached: Path, jsonl: Path) -> None:
-    first = open_dataset(jsonl)
-    assert first.folder is not None and first.folder.parent == cached
-    written = (first.folder / MANIFEST).stat().st_mtime_ns
+    first = open_dataset(jsonl)  # verified now: its tables in memory, its dataset written in the background
+    assert first.folder is None
+    folder = first.wait_kept()
+    assert folder is not None and folder.parent == cached
+    written = (folder / MANIFEST).stat().st_mtime_ns
     again = open_dataset(jsonl)
-    assert again.folder == first.folder and (again.folder / MANIFEST).stat().st_mtime_ns == written
+    assert again.folder == folder == again.wait_kept() and (folder / MANIFEST).stat().st_mtime_ns == written
     assert again.path == jsonl.absolute() and repr(again) == f"Dataset({str(jsonl.absolute())!r}, engine='local')"
     in_memory = open_dataset(jsonl, cache=False)
-    assert in_memory.folder is None
+    assert in_memory.folder is None and in_memory.wait_kept() is None
     for name in TABLES:
-        kept, built = again.table(name), in_memory.table(name)
-        assert kept.schema == built.schema, name
+        kept, built, first_built = again.table(name), in_memory.table(name), first.table(name)
+        assert kept.schema == built.schema == first_built.schema, name
         key = [(c, "ascending") for c in kept.column_names if not str(kept.schema.field(c).type).startswith("list")]
-        assert kept.sort_by(key).to_pylist() == built.sort_by(key).to_pylist(), name
-    assert list(cached.iterdir()) == [first.folder]
+        assert kept.sort_by(key).to_pylist() == built.sort_by(key).to_pylist() == first_built.sort_by(key).to_pylist()
+    assert list(cached.iterdir()) == [folder]
 
 
 def test_a_changed_byte_is_verified_again(cached: Path, jsonl: Path) -> None:
     before = open_dataset(jsonl)
+    before.wait_kept()
     lines = jsonl.read_bytes().splitlines(keepends=True)
     value = json.loads(lines[3])
     value["signature"] = value["signature"].replace(value["signature"][5], "A" if value["signature"][5] != "A"
@@ -64,7 +67,7 @@ def test_a_changed_byte_is_verified_again(cached: Path, jsonl: Path) -> None:
     lines[3] = json.dumps(value).encode() + b"\n"
     jsonl.write_bytes(b"".join(lines))
     after = open_dataset(jsonl)
-    assert after.folder != before.folder
+    assert after.wait_kept() != before.wait_kept()
     invalid = after.sql("SELECT count(*) AS n FROM messages WHERE NOT valid")["n"][0].as_py()
     assert invalid >= 1 and before.sql("SELECT count(*) AS n FROM messages WHERE NOT valid")["n"][0].as_py() == 0
 
@@ -89,13 +92,13 @@ def test_only_the_most_recently_used_are_kept(cached: Path, tmp_path: Path) -> N
     for seed in range(cache.KEEP + 3):
         write_jsonl(generate_network(2, 6, seed=seed), tmp_path / f"{seed}.jsonl")
         sources.append(tmp_path / f"{seed}.jsonl")
-    folders = [open_dataset(source).folder for source in sources[:-1]]
+    folders = [open_dataset(source).wait_kept() for source in sources[:-1]]
     assert len(list(cached.iterdir())) == cache.KEEP + 2  # all in use: another process may be reading them
     for used, folder in enumerate(folders, 1):
         os.utime(folder, (used, used))  # long unused, the first longest
     staging = cached / ".half-written.tmp-1"  # a build in progress (or killed) is not a dataset, and not pruned
     staging.mkdir()
-    newest = open_dataset(sources[-1]).folder
+    newest = open_dataset(sources[-1]).wait_kept()
     kept = {p for p in cached.iterdir() if not p.name.startswith(".")}
     assert kept == {newest, *folders[-(cache.KEEP - 1):]} and staging.exists()
 
@@ -104,7 +107,7 @@ def test_an_unwritable_cache_verifies_in_memory(tmp_path: Path, jsonl: Path, mon
     (tmp_path / "not-a-folder").write_text("")
     monkeypatch.setenv("SSBLAB_DATA_CACHE", str(tmp_path / "not-a-folder"))
     ds = open_dataset(jsonl)
-    assert ds.folder is None and ds.table("messages").num_rows == 150
+    assert ds.table("messages").num_rows == 150 and ds.wait_kept() is None
 
 
 def test_bad_sources_are_named(cached: Path, tmp_path: Path) -> None:
