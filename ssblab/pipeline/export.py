@@ -102,13 +102,8 @@ def local_tables(source: Path, *, hmac_key: Any = None, strict: bool = False, wo
                  split_bytes: int | None = None, on_records: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Every table of a source, verified on the local engine, with the sizes of the blobs it holds
     (`export_dataset` says what the arguments mean)."""
-    import pyarrow as pa
-
-    held = held_blobs(source)
-    sizes = pa.table({"blob": pa.array([b for b, _ in held], pa.string()),
-                      "size": pa.array([s for _, s in held], pa.int64())})
     return local.build_tables(source, hmac_key=hmac_key_bytes(hmac_key), strict=strict, workers=workers,
-                              sizes=sizes, split_bytes=split_bytes, on_records=on_records)
+                              held=held_blobs(source), split_bytes=split_bytes, on_records=on_records)
 
 
 def write_tables(found: dict[str, Any], out: str | Path, source: str | Path) -> ExportSummary:

@@ -89,7 +89,10 @@ def split_tables(splits: Sequence[Split], *, hmac_key: bytes | None, with_conten
     import pyarrow as pa
 
     parts: dict[str, list[Any]] = {FACTS: [], **({name: [] for name in catalog.DERIVED} if with_content else {})}
-    for answer in pool_map(pool, _SplitTables(hmac_key, with_content), splits):
+    answers = pool_map(pool, _SplitTables(hmac_key, with_content), splits)
+    if pool is not None:
+        _load_pandas()  # while the workers check signatures
+    for answer in answers:
         for name, data in answer.items():
             parts[name].append(_read_ipc(data))
         if on_split:
@@ -222,14 +225,17 @@ def names_table(abouts: Any, con: Any = None) -> Any:
     return with_timestamps("names", run_sql(catalog.names_sql(), con=con, abouts=abouts))
 
 
-def empty_sizes() -> Any:
+def blob_sizes(held: Sequence[tuple[str, int | None]]) -> Any:
+    """``blob, size`` of the blobs a source holds, as an Arrow table."""
     import pyarrow as pa
 
-    return pa.table({"blob": pa.array([], pa.string()), "size": pa.array([], pa.int64())})
+    return pa.table({"blob": pa.array([b for b, _ in held], pa.string()),
+                     "size": pa.array([s for _, s in held], pa.int64())})
 
 
 def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: bool = False,
-                 workers: int | None = None, sizes: Any = None, split_bytes: int | None = None,
+                 workers: int | None = None, held: Sequence[tuple[str, int | None]] = (),
+                 split_bytes: int | None = None,
                  on_records: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Every table of a dataset of ``source``, verified, as Arrow tables (what ``export --engine local`` writes).
 
@@ -238,7 +244,7 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: b
         hmac_key: a test network's HMAC key (bytes).
         strict: a message that breaks a strict JSON rule JS accepts is invalid.
         workers: processes for the per-message work (default: the cores; 1: this process only).
-        sizes: ``blob, size`` of the blobs the source holds (None: none).
+        held: ``(blob, size)`` of the blobs the source holds (`ssblab.pipeline.sources.held_blobs`).
         split_bytes: cut the source into splits of this size and check them in the pool whatever its size.
         on_records: called with the number of records of each split as it is checked.
     """
@@ -249,7 +255,7 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: b
     else:
         splits = local_splits(source, workers) if parallel else plan_splits(source)
     if parallel:
-        _load_arrow()
+        import pyarrow  # noqa: F401 (before the fork: the workers inherit it)
     with worker_pool(workers if parallel else 1) as pool:
         found = split_tables(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
     import duckdb
@@ -260,18 +266,15 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: b
         found = {name: with_timestamps(name, valid_rows(rows, valid)) for name, rows in found.items()}
         found["messages"] = messages_table(verdicts, con)
         del verdicts
-        found["blobs"] = blobs_table(found["links"], empty_sizes() if sizes is None else sizes, con)
+        found["blobs"] = blobs_table(found["links"], blob_sizes(held), con)
         found["follows"] = follows_table(found["contacts"], con)
         found["names"] = names_table(found["abouts"], con)
     return {name: found[name] for name in TABLES}
 
 
-def _load_arrow() -> None:
-    """Load pyarrow, and the pandas it imports on its first conversion of a Python list, before the pool forks.
-
-    Forked workers inherit both; otherwise each worker pays the imports again (about 0.5 s on two cores, a
-    quarter of the local engine's time on a 20,000-message source), and this process a third time after them.
-    """
+def _load_pandas() -> None:
+    """Load the pandas that pyarrow imports on its first conversion of a Python list (about 0.25 s): in this
+    process only, while the pool's workers (which never load it, `ssblab.pipeline.pool`) check signatures."""
     import pyarrow as pa
 
     pa.array([], pa.int64())

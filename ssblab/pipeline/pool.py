@@ -3,12 +3,13 @@
 Strategy: a source is cut into about four splits per worker, so uneven splits even out; a pool pays for itself
 only above `PARALLEL_BYTES` of source (below it, this process does the work alone: no fork, no pickling). Workers
 are forked where this process runs no other threads, else started by a fork server (forking a threaded process
-can deadlock).
+can deadlock), and never load pandas (`_lean`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,8 +67,24 @@ def worker_pool(workers: int) -> Iterator[Executor | None]:
 
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "forkserver"
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_lean) as pool:
         yield pool
+
+
+def _lean() -> None:
+    """A worker's start. Workers compute rows and Arrow batches, never DataFrames, but pyarrow imports pandas on
+    its first conversion of a Python list (a quarter of a second, in each worker) unless pandas cannot be
+    imported: in a worker it cannot (a worker that inherited pandas from this process keeps it)."""
+    if "pandas" not in sys.modules:
+        sys.meta_path.insert(0, _NoPandas())
+
+
+class _NoPandas:
+    """An import finder that refuses pandas (pyarrow then converts without it)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("pandas is not loaded in a worker", name=name)
 
 
 def pool_map(pool: Executor | None, work: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
@@ -75,5 +92,3 @@ def pool_map(pool: Executor | None, work: Callable[[T], R], items: Sequence[T]) 
     if pool is None:
         return map(work, items)
     return pool.map(work, items)
-
-

@@ -25,9 +25,10 @@ __all__ = ["parse_record", "write_log_offset"]
 _FRAME = struct.Struct(">I")
 
 
-def parse_record(data: bytes, where: str) -> Received:
+def parse_record(data: bytes, where: str, received: float | None = None) -> Received:
     """A message value or a ``{key, value, timestamp}`` record (its key must be the value's id), read as JS
-    reads it; text that breaks a strict JSON rule JS does not have carries that rule as ``finding``."""
+    reads it; text that breaks a strict JSON rule JS does not have carries that rule as ``finding``. ``received``
+    is the receive time the source keeps beside the record (a store's), for a record that has none of its own."""
     try:
         item, plain, finding = decode_message_json(data)
         broke = None if finding is None else finding.code
@@ -36,9 +37,9 @@ def parse_record(data: bytes, where: str) -> Received:
             if item["key"] != msg.id:
                 raise InvalidMessage(Rule.JSON, f"record key {item['key']} is not the value's id {msg.id}")
             stamp = item.get("timestamp")
-            return Received(where, msg, stamp if type(stamp) in (int, float) else None, finding=broke,
+            return Received(where, msg, stamp if type(stamp) in (int, float) else received, finding=broke,
                             plain=plain or None)  # decode proves plain text; False is only "not proved"
-        return Received(where, Message.from_value(item, plain=plain), finding=broke, plain=plain or None)
+        return Received(where, Message.from_value(item, plain=plain), received, finding=broke, plain=plain or None)
     except InvalidMessage as exc:
         return Received(where, error=InvalidMessage(exc.rule, f"{exc.detail} at {where}", fatal=exc.fatal))
 

@@ -13,7 +13,6 @@ through `plan_splits` and `iter_split`, so every source gets every feature and t
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -104,10 +103,7 @@ def received_of(record: RawRecord, hmac_key: bytes | None = None) -> Received:
         return db2.received_of(record.native, hmac_key)
     if record.raw is None:
         return Received(record.where, error=InvalidMessage(Rule.JSON, record.torn or f"no data at {record.where}"))
-    received = parse_record(record.raw, record.where)
-    if received.message is not None and received.received is None and record.received is not None:
-        return replace(received, received=record.received)
-    return received
+    return parse_record(record.raw, record.where, record.received)
 
 
 def read_source(path: str | Path, *, hmac_key: Any = None, kind: str | None = None) -> Iterator[Received]:
