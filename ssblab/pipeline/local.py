@@ -8,7 +8,7 @@ DuckDB query, the other feeds replayed by `verdicts.verdict_rows`), keeps the co
 runs the table queries of `ssblab.pipeline.tables` in DuckDB, and adds the timestamp columns with
 `ssblab.core.schema.arrow_timestamps`. Nothing here needs a JVM.
 
-Invariants: the tables equal the Spark engine's row for row (tests/pipeline/test_local.py); the pool is
+Invariants: the tables equal the Spark engine's row for row (tests/pipeline/test_export.py); the pool is
 `ssblab.pipeline.pool`'s (a small source is done in this process alone).
 """
 
