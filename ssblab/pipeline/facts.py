@@ -60,15 +60,16 @@ def fact_row(record: RawRecord, hmac_key: bytes | None, with_content: bool) -> t
         stage = None
     except InvalidMessage as exc:
         stage, error = stage or "shape", exc
-    content = _content(msg, record) if with_content else None
+    content = _content(msg, record, received.plain) if with_content else None
     return _message_row(record.pos, msg, received.received, stage, error, received.finding, content)
 
 
-def _content(msg: Message, record: RawRecord) -> str:
-    """The content as JSON text: as the source decoded it when the record is that message, else compact."""
+def _content(msg: Message, record: RawRecord, plain: bool | None) -> str:
+    """The content as JSON text: as the source decoded it when the record is that message, else compact (a plain
+    message has plain content: no second walk)."""
     if record.decoded is not None and record.decoded[0] == msg.id:
         return record.decoded[1]
-    return encode_compact(msg.content).decode("utf-8", "surrogatepass")
+    return encode_compact(msg.content, plain=plain).decode("utf-8", "surrogatepass")
 
 
 def _error_row(pos: int, stage: str, error: InvalidMessage) -> tuple[Any, ...]:
