@@ -12,8 +12,9 @@ generating 2M messages takes a while (several minutes on one core). Then each st
 3. the local analyses over the local dataset: ``ssblab graph hops`` (from the feed that follows most) and
    ``ssblab graph stats``, each against ``--engine spark`` (whose output must be the same), and ``ssblab
    tangle`` on the largest thread; `Dataset.tangles()` where this ssblab has it (else skipped, saying so);
-4. ``ssblab graph stats --data FILE``: the local engine verifying the JSONL and building every table in memory,
-   its most memory-hungry path.
+4. ``ssblab graph stats --data FILE``: the local engine verifying the JSONL, building every table in memory and
+   keeping the verified dataset (written by a thread while the analysis runs; into a cache folder under
+   ``--work``, emptied before each run): its most memory-hungry path.
 
 Peak memory per step (`benchkit`): the largest single process (``wait4``'s ``ru_maxrss``) and the whole process
 tree (resident sets summed, sampled every 0.5 s; a JVM and its Python workers, or a pool's workers, included).
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -42,9 +44,16 @@ LOCAL_LIMIT = 8 * 2**30  # issue 16: the local engine stays under 8 GiB on the w
 SAMPLE_S = 0.5
 
 
-def run_step(command: list[str], rounds: int) -> dict[str, Any]:
-    """A step's median wall and CPU seconds, its highest peaks, and its last output."""
-    runs: list[Run] = [run_process(command, sample=SAMPLE_S) for _ in range(rounds)]
+def run_step(command: list[str], rounds: int, cache: Path | None = None) -> dict[str, Any]:
+    """A step's median wall and CPU seconds, its highest peaks, and its last output (``cache``: the step's
+    `ssblab.pipeline.cache` folder, emptied before each run, so that each verifies and keeps its dataset)."""
+    runs: list[Run] = []
+    for _ in range(rounds):
+        env = None
+        if cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
+            env = {**os.environ, "SSBLAB_DATA_CACHE": str(cache)}
+        runs.append(run_process(command, sample=SAMPLE_S, env=env))
     return {"seconds": statistics.median(r.seconds for r in runs), "cpu": statistics.median(r.cpu for r in runs),
             "peak_rss": max(r.peak_rss for r in runs), "peak_tree": max(r.peak_tree for r in runs),
             "stdout": runs[-1].stdout}
@@ -106,10 +115,10 @@ def analyses(source: Path, dataset: Path) -> list[tuple[str, list[str], str | No
     return found
 
 
-def run_all(plan: list[tuple[str, list[str], str | None]], rounds: int,
-            results: dict[str, dict[str, Any]]) -> None:
+def run_all(plan: list[tuple[str, list[str], str | None]], rounds: int, results: dict[str, dict[str, Any]],
+            cache: Path | None = None) -> None:
     for name, command, baseline in plan:
-        results[name] = found = run_step(command, rounds)
+        results[name] = found = run_step(command, rounds, cache)
         ratio = "" if baseline is None else f"  {results[baseline]['seconds'] / found['seconds']:.2f}x vs {baseline}"
         print(f"{name:<36}{seconds(found['seconds']):>10}{seconds(found['cpu']):>10}{mib(found['peak_rss']):>13}"
               f"{mib(found['peak_tree']):>11}{ratio}", flush=True)
@@ -146,7 +155,7 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     try:
         run_all(steps(source, work), args.rounds, results)
-        run_all(analyses(source, work / "dataset-local"), args.rounds, results)
+        run_all(analyses(source, work / "dataset-local"), args.rounds, results, cache=work / "cache")
         checks = checks_of(results, work, args.messages)
     finally:
         shutil.rmtree(work, ignore_errors=True)
