@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ from ssblab.core.errors import SsbError
 
 __all__ = ["VERBS", "build_parser", "main", "run"]
 
+PIPE_CLOSED = 141  # the status a shell gives a command stopped by a closed pipe (128 + SIGPIPE)
 # verb: (the module under ssblab.cli that registers it, its one-line help)
 VERBS: dict[str, tuple[str, str]] = {
     "keys": ("keys", "create or show an identity (ssb-keys secret file)"),
@@ -72,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = MissingExtra(f"this verb needs {exc.name}: {advice(exc.name or '')}")
         print(f"ssblab: error [{missing.code}]: {missing}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader left (`ssblab … | head`): stop quietly, as a shell's pipeline expects
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        return PIPE_CLOSED
     except (OSError, KeyboardInterrupt) as exc:
         print(f"ssblab: error: {exc}", file=sys.stderr)
         return 2

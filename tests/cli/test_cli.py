@@ -108,3 +108,16 @@ def test_demo_runs_the_main_job(tmp_path: Path) -> None:
     assert "<dt>seed</dt><dd>3</dd>" in report and "`" not in report  # provenance; the footer is plain text
     assert "…" in report and "(@" in report  # feeds shown by name with the start of their key
     assert {p.name for p in (out_dir / "figures").iterdir()} >= {"message-types.png", "archive-sizes.svg"}
+
+
+def test_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
+    """``ssblab … | head`` where head has gone: status 141, as a shell reports it, and nothing on stderr."""
+    import os
+
+    _feed_file(tmp_path / "bad.jsonl", count=40, tamper_at=2)
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    with open(write, "wb") as out:
+        done = subprocess.run([sys.executable, "-m", "ssblab", "verify", str(tmp_path / "bad.jsonl")], stdout=out,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (141, "")
