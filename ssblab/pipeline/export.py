@@ -107,8 +107,15 @@ def local_tables(source: Path, *, hmac_key: Any = None, strict: bool = False, wo
 
 
 def write_tables(found: dict[str, Any], out: str | Path, source: str | Path) -> ExportSummary:
-    """Write the local engine's tables of ``source`` (`local_tables`) as a dataset at ``out``, atomically."""
+    """Write the local engine's tables of ``source`` (`local_tables`) as a dataset at ``out``, atomically.
+
+    Raises:
+        ExportError: as `export_dataset`.
+    """
     import pyarrow.parquet as pq
+
+    out = Path(out).absolute()
+    _check_destination(out, resolve_source(source)[1])
 
     def write(staging: Path) -> dict[str, int]:
         for name, table in found.items():
@@ -117,7 +124,7 @@ def write_tables(found: dict[str, Any], out: str | Path, source: str | Path) -> 
                            compression="zstd")
         return {name: table.num_rows for name, table in found.items()}
 
-    return _staged(Path(out).absolute(), source, "local", write)
+    return _staged(out, source, "local", write)
 
 
 def _staged(out: Path, source: str | Path, engine: str, write: Callable[[Path], dict[str, int]]) -> ExportSummary:
