@@ -111,28 +111,34 @@ class _SplitTables:
         return _split_tables(split, self.hmac_key, self.with_content)
 
 
-def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False, con: Any = None) -> Any:
+def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False) -> Any:
     """Verdict rows (`verdicts.verdicts_ddl`) of a facts table: each feed's facts replayed in ``pos`` order
     (``strict``: a message that breaks a strict JSON rule JS accepts is invalid).
 
     A feed whose facts form a clean chain is valid throughout, which one query decides for all such feeds at
     once (`_CLEAN_CHAINS`: usually nearly every feed); only the others are replayed in Python, record by record.
+    The query reads the chain columns only and orders row numbers, so the wide columns (the content) are copied
+    once, by one ``take``: the clean feeds' rows first, then the others, each feed in ``pos`` order.
     """
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     in_feed = pc.and_(pc.is_valid(facts["author"]), pc.not_equal(facts["author"], ""))
     loose = pc.binary_join_element_wise("\0", pc.cast(facts["pos"], pa.string()), "")
-    keyed = facts.append_column("feed", pc.if_else(pc.fill_null(in_feed, False), facts["author"], loose))
-    ordered = run_sql(_CLEAN_CHAINS.replace("{finding}", "finding IS NULL" if strict else "true"), con=con,
-                      facts=keyed)
+    chain = facts.select(["pos", "author", "id", "sequence", "previous", "stage", "format", "finding"])
+    chain = chain.append_column("feed", pc.if_else(pc.fill_null(in_feed, False), facts["author"], loose))
+    chain = chain.append_column("row", pa.array(np.arange(len(facts), dtype=np.int64)))
+    order = run_sql(_CLEAN_CHAINS.replace("{finding}", "finding IS NULL" if strict else "true"), facts=chain)
+    ordered = facts.take(order["row"])
+    del facts, chain  # the caller's facts, once it holds no other reference, are freed here
+    clean = int(pc.sum(order["clean"]).as_py() or 0)
     schema = ddl_schema(verdicts_ddl(carry))
-    clean = ordered.filter(ordered["clean"])
-    valid = clean.append_column("verdict", pa.repeat(pa.scalar(VALID), len(clean)))  # no code, detail, …: nulls
-    parts = [pa.Table.from_arrays([valid[f.name] if f.name in valid.column_names else pa.nulls(len(valid), f.type)
+    valid = ordered.slice(0, clean)
+    valid = valid.append_column("verdict", pa.repeat(pa.scalar(VALID), clean))  # no code, detail, …: nulls
+    parts = [pa.Table.from_arrays([valid[f.name] if f.name in valid.column_names else pa.nulls(clean, f.type)
                                    for f in schema], schema=schema)]
-    replayed = ordered.filter(pc.invert(ordered["clean"]))
-    rows = (row for batch in replayed.to_batches(max_chunksize=8192) for row in batch.to_pylist())
+    rows = (row for batch in ordered.slice(clean).to_batches(max_chunksize=8192) for row in batch.to_pylist())
     parts += [pa.Table.from_batches([arrow_batch(chunk, schema)])
               for chunk in _chunks(verdict_rows(rows, carry, strict), 8192)]
     return pa.concat_tables(parts)
@@ -140,14 +146,17 @@ def verdicts_table(facts: Any, carry: tuple[str, ...] = (), strict: bool = False
 
 # A clean chain: every record of the feed passed its own checks and is classic (no finding, when strict), the
 # sequences are 1, 2, … in log order and each previous is the id before it (null first) — what `validate_next`
-# accepts without a word. Rows come out in (feed, pos) order, as `verdict_rows` needs them.
+# accepts without a word. Row numbers come out with the clean feeds' first, each feed in (feed, pos) order, as
+# `verdict_rows` needs the others.
 _CLEAN_CHAINS = """
-SELECT *, bool_and(stage IS NULL AND format = 'classic' AND author IS NOT NULL AND author <> ''
-                   AND sequence = rank AND previous IS NOT DISTINCT FROM before AND {finding})
-          OVER (PARTITION BY feed) AS clean
-FROM (SELECT *, row_number() OVER chain AS rank, lag(id) OVER chain AS before FROM {facts}
-      WINDOW chain AS (PARTITION BY feed ORDER BY pos))
-ORDER BY feed, pos
+SELECT row, clean FROM (
+  SELECT row, feed, pos, bool_and(coalesce(stage IS NULL AND format = 'classic' AND author IS NOT NULL
+                                           AND author <> '' AND sequence = rank
+                                           AND previous IS NOT DISTINCT FROM before AND {finding}, false))
+                         OVER (PARTITION BY feed) AS clean
+  FROM (SELECT *, row_number() OVER chain AS rank, lag(id) OVER chain AS before FROM {facts}
+        WINDOW chain AS (PARTITION BY feed ORDER BY pos)))
+ORDER BY clean DESC, feed, pos
 """
 
 
@@ -193,8 +202,8 @@ def run_sql(query: str, *, con: Any = None, **relations: Any) -> Any:
             con.unregister(name)
 
 
-def messages_table(verdicts: Any, con: Any = None) -> Any:
-    return with_timestamps("messages", run_sql(catalog.messages_sql(), con=con, verdicts=verdicts))
+def messages_table(verdicts: Any) -> Any:
+    return with_timestamps("messages", run_sql(catalog.messages_sql(), verdicts=verdicts))
 
 
 def valid_positions(verdicts: Any) -> Any:
@@ -258,14 +267,14 @@ def build_tables(source: str | Path, *, hmac_key: bytes | None = None, strict: b
         import pyarrow  # noqa: F401 (before the fork: the workers inherit it)
     with worker_pool(workers if parallel else 1) as pool:
         found = split_tables(splits, hmac_key=hmac_key, with_content=True, pool=pool, on_split=on_records)
+    verdicts = verdicts_table(found.pop(FACTS), catalog.CARRY, strict)
+    valid = valid_positions(verdicts)
+    found = {name: with_timestamps(name, valid_rows(rows, valid)) for name, rows in found.items()}
+    found["messages"] = messages_table(verdicts)  # on a connection of its own: closing it frees what DuckDB holds
+    del verdicts
     import duckdb
 
-    with duckdb.connect() as con:
-        verdicts = verdicts_table(found.pop(FACTS), catalog.CARRY, strict, con)
-        valid = valid_positions(verdicts)
-        found = {name: with_timestamps(name, valid_rows(rows, valid)) for name, rows in found.items()}
-        found["messages"] = messages_table(verdicts, con)
-        del verdicts
+    with duckdb.connect() as con:  # one for the small queries
         found["blobs"] = blobs_table(found["links"], blob_sizes(held), con)
         found["follows"] = follows_table(found["contacts"], con)
         found["names"] = names_table(found["abouts"], con)
