@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ssblab.core import ed25519
 from ssblab.core.compiled import SWITCH, Route, route, speedups
-from ssblab.core.encoding import decode, decode_encoded, encode, message_id_of, strip_signature, utf16_length
+from ssblab.core.encoding import (
+    decode,
+    decode_encoded,
+    encode,
+    message_id_of,
+    strip_signature,
+    utf16_length,
+    well_formed,
+)
 from ssblab.core.errors import InvalidJson, InvalidMessage, InvalidRef, Rule
 from ssblab.core.refs import (
     CANONICAL_SIGNATURE,
@@ -34,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SIZE_LIMIT", "Message", "check_content", "check_shape", "check_signature", "check_signature_format",
     "create_message", "decode_message_json", "hmac_key_bytes", "message_id", "prove_signatures", "signing_encoding",
-    "verify_message",
+    "type_column", "verify_message",
 ]
 
 SIZE_LIMIT = 8192  # UTF-16 code units of the encoding with signature ("not bytes": ssb-validate isInvalidShape)
@@ -222,6 +230,13 @@ def _is_ref(parse: Any, ref: Any) -> bool:
     except (InvalidRef, TypeError):
         return False
     return True
+
+
+def type_column(content: Any) -> str | None:
+    """The content's ``type`` as a table or index column holds it: None for boxed content or a type that is no
+    string, and each lone surrogate (valid in JS) as U+FFFD, which UTF-8 columns can hold."""
+    kind = content.get("type") if isinstance(content, dict) else None
+    return well_formed(kind) if isinstance(kind, str) else None
 
 
 def check_content(content: Any) -> None:

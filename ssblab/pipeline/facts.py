@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
-from ssblab.core.encoding import encode_compact, well_formed
+from ssblab.core.encoding import encode_compact
 from ssblab.core.errors import InvalidMessage, Rule
-from ssblab.core.message import Message, check_shape, check_signature
+from ssblab.core.message import Message, check_shape, check_signature, type_column
 from ssblab.core.native import NativeMessage
 from ssblab.pipeline.sources import iter_split, received_of
 from ssblab.pipeline.splits import BATCH_ROWS, RawRecord, Split
@@ -81,13 +81,12 @@ def _message_row(pos: int, msg: Message, received: float | None, stage: str | No
                  finding: str | None, content: str | None) -> tuple[Any, ...]:
     author = msg.author if isinstance(msg.author, str) else None
     seq, ts, previous, body = msg.sequence, msg.timestamp, msg.previous, msg.content
-    kind = body.get("type") if isinstance(body, dict) else None
     return (
         pos, author, msg.id, _as_int64(seq), orjson.dumps(seq).decode(),
         previous if isinstance(previous, str) else None,
         float(ts) if type(ts) in (int, float) else None, received, stage,
         error.rule.value if error else None, error.detail if error else None, error.fatal if error else None,
-        CLASSIC, finding, well_formed(kind) if isinstance(kind, str) else None, content, isinstance(body, str),
+        CLASSIC, finding, type_column(body), content, isinstance(body, str),
     )
 
 
@@ -96,11 +95,10 @@ def _native_row(record: RawRecord, msg: NativeMessage, received: float | None,
     """A message of a newer format, verified alone by its source: its chain fields, and its content as the JSON
     the source holds it in (ssb-db2's value)."""
     body = record.native.value.get("content")
-    kind = body.get("type") if isinstance(body, dict) else None
     content = encode_compact(body).decode("utf-8", "surrogatepass") if with_content else None
     return (record.pos, msg.author, msg.id, msg.sequence, orjson.dumps(msg.sequence).decode(), msg.previous,
             float(msg.timestamp), received, None, None, None, None, msg.format, None,
-            well_formed(kind) if isinstance(kind, str) else None, content, isinstance(body, str))
+            type_column(body), content, isinstance(body, str))
 
 
 def _as_int64(value: Any) -> int | None:

@@ -18,9 +18,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from ssblab.core.encoding import encode_compact, well_formed
+from ssblab.core.encoding import encode_compact
 from ssblab.core.errors import InvalidMessage, Rule
-from ssblab.core.message import Message
+from ssblab.core.message import Message, type_column
 from ssblab.core.validate import FeedState, FeedValidator, Fork, ValidationReport
 from ssblab.store.blobs import BlobStore
 from ssblab.store.db import StoreError, open_database
@@ -244,10 +244,8 @@ def _write_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
 
 
 def _row(msg: Message, received: float, plain: bool | None) -> tuple[Any, ...]:
-    content = msg.content
-    kind = content.get("type") if isinstance(content, dict) else None
     # The type column is an index: a lone surrogate (valid in JS) becomes U+FFFD there; the value keeps it.
-    return (msg.id, msg.author, int(msg.sequence), received, well_formed(kind) if isinstance(kind, str) else None,
+    return (msg.id, msg.author, int(msg.sequence), received, type_column(msg.content),
             encode_compact(msg.value, plain=plain))
 
 
